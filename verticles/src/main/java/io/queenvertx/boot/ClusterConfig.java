@@ -1,0 +1,46 @@
+package io.queenvertx.boot;
+
+import com.hazelcast.config.XmlConfigBuilder;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.util.Arrays;
+
+/**
+ * The Hazelcast configuration of a clustered node: {@code cluster.xml} (path from {@code QUEEN_CLUSTER_CONFIG}, else
+ * the one in the working directory, else the copy packaged in the jar), then the environment's overrides for the
+ * cluster name, port, interface and TCP-IP members. Multicast and phone-home stay off.
+ */
+final class ClusterConfig {
+  private ClusterConfig() {}
+
+  static com.hazelcast.config.Config load(Config config) throws Exception {
+    com.hazelcast.config.Config hz;
+    if (Files.isRegularFile(config.clusterConfig())) {
+      try (InputStream in = Files.newInputStream(config.clusterConfig())) {
+        hz = new XmlConfigBuilder(in).build();
+      }
+    } else {
+      try (InputStream in = ClusterConfig.class.getResourceAsStream("/cluster.xml")) {
+        if (in == null) throw new IllegalStateException("no cluster.xml found at " + config.clusterConfig());
+        hz = new XmlConfigBuilder(in).build();
+      }
+    }
+    hz.setClusterName(config.clusterName());
+    hz.setProperty("hazelcast.phone.home.enabled", "false");
+    hz.setProperty("hazelcast.logging.type", "slf4j");
+    var net = hz.getNetworkConfig();
+    net.setPort(config.clusterPort()).setPortAutoIncrement(true).setPortCount(20);
+    var join = net.getJoin();
+    join.getMulticastConfig().setEnabled(false);
+    if (!join.getKubernetesConfig().isEnabled()) {
+      var tcp = join.getTcpIpConfig().setEnabled(true);
+      tcp.getMembers().clear();
+      Arrays.stream(config.clusterMembers().split(",")).map(String::trim).filter(s -> !s.isEmpty())
+          .forEach(tcp::addMember);
+    }
+    if (!config.clusterInterface().isEmpty()) {
+      net.getInterfaces().setEnabled(true).addInterface(config.clusterInterface());
+    }
+    return hz;
+  }
+}

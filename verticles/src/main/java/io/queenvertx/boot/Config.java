@@ -1,0 +1,248 @@
+package io.queenvertx.boot;
+
+import java.nio.file.Path;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Function;
+
+/**
+ * The node's configuration: one immutable record built once from the environment, with Queen's variable names and
+ * defaults (shared/spec/API.md §7). This is the only class that reads {@code System.getenv}; everything else receives
+ * a {@code Config}.
+ *
+ * <p>Parsing rules follow Queen: booleans are strict ({@code true/false, 1/0, yes/no, on/off}, trimmed,
+ * case-insensitive; empty means the default, anything else is a fatal boot error); integers are lax (an unparseable
+ * value silently becomes the default).
+ */
+public record Config(
+    int port,
+    String bindAddress,
+    Optional<Database> database,
+    Path dataDir,
+    int embeddedPgPort,
+    int dbPoolSize,
+    int statementTimeoutMs,
+    long maxBodyBytes,
+    boolean applySchema,
+    String serverId,
+    String version,
+    // long poll
+    long popDefaultTimeoutMs,
+    String defaultSubscriptionMode,
+    long popWaitInitialIntervalMs,
+    int popWaitBackoffThreshold,
+    double popWaitBackoffMultiplier,
+    long popWaitMaxIntervalMs,
+    // engine
+    int zstdLevel,
+    int segmentCacheEntries,
+    // retention and spool
+    long retentionIntervalMs,
+    int retentionBatchSize,
+    Path fileBufferDir,
+    long fileBufferFlushMs,
+    int fileBufferMaxBatch,
+    int fileBufferEventsPerFile,
+    // security
+    Optional<String> encryptionKeyHex,
+    boolean tenancyHeader,
+    boolean kvTrustedProxy,
+    Jwt jwt,
+    // cluster
+    boolean clustered,
+    String clusterMembers,
+    int clusterPort,
+    String clusterInterface,
+    String clusterName,
+    Path clusterConfig,
+    int httpInstances) {
+
+  public static final String VERSION = "0.1.0";
+
+  /** An external PostgreSQL; absent when {@code PG_HOST} is unset, in which case the node embeds one. */
+  public record Database(String host, int port, String database, String user, String password, boolean ssl) {}
+
+  /** JWT settings (API.md §2.1); only read when {@code enabled}. */
+  public record Jwt(
+      boolean enabled,
+      String algorithm,
+      String secret,
+      String publicKey,
+      String jwksUrl,
+      long jwksRefreshIntervalS,
+      long jwksTimeoutMs,
+      String issuer,
+      String audience,
+      long clockSkewS,
+      String skipPaths,
+      String rolesClaim,
+      String rolesArrayClaim,
+      String roleAdmin,
+      String roleReadWrite,
+      String roleReadOnly,
+      String roleWriteOnly) {}
+
+  public static Config fromEnvironment() {
+    return from(System.getenv());
+  }
+
+  /** Builds the configuration from a variable map; tests pass their own map instead of the process environment. */
+  public static Config from(Map<String, String> env) {
+    Function<String, String> get = k -> {
+      String v = env.get(k);
+      return v == null ? "" : v.trim();
+    };
+    var e = new Reader(get);
+
+    Optional<Database> db = Optional.empty();
+    if (!get.apply("PG_HOST").isEmpty()) {
+      String dbName = e.str("PG_DATABASE", "");
+      if (dbName.isEmpty()) dbName = e.str("PG_DB", "postgres");
+      db = Optional.of(new Database(
+          e.str("PG_HOST", "localhost"),
+          e.integer("PG_PORT", 5432),
+          dbName,
+          e.str("PG_USER", "postgres"),
+          env.getOrDefault("PG_PASSWORD", "postgres"),
+          e.bool("PG_USE_SSL", false)));
+    }
+
+    String bind = e.str("QUEEN_BIND_ADDR", e.str("HOST", "0.0.0.0"));
+    if (bind.contains(":") && !bind.startsWith("[") && bind.chars().filter(c -> c == ':').count() == 1) {
+      throw new IllegalArgumentException("QUEEN_BIND_ADDR must be a host without a port, got '" + bind + "'");
+    }
+
+    long popTimeout = e.lng("DEFAULT_TIMEOUT", e.lng("POP_DEFAULT_TIMEOUT_MS", 30000));
+    String hostname = e.str("HOSTNAME", "");
+    String serverId = e.str("QUEEN_SERVER_ID", hostname.isEmpty()
+        ? "queen-" + Long.toHexString(Double.doubleToLongBits(Math.random())).substring(0, 8) : hostname);
+
+    String key = e.str("QUEEN_ENCRYPTION_KEY", "");
+
+    var jwt = new Jwt(
+        e.bool("JWT_ENABLED", false),
+        e.str("JWT_ALGORITHM", "HS256"),
+        env.getOrDefault("JWT_SECRET", ""),
+        env.getOrDefault("JWT_PUBLIC_KEY", ""),
+        e.str("JWT_JWKS_URL", ""),
+        e.lng("JWT_JWKS_REFRESH_INTERVAL", 3600),
+        e.lng("JWT_JWKS_TIMEOUT_MS", 5000),
+        e.str("JWT_ISSUER", ""),
+        e.str("JWT_AUDIENCE", ""),
+        e.lng("JWT_CLOCK_SKEW", 30),
+        e.str("JWT_SKIP_PATHS", "/health,/metrics/prometheus,/metrics,/"),
+        e.str("JWT_ROLES_CLAIM", "role"),
+        e.str("JWT_ROLES_ARRAY_CLAIM", "roles"),
+        e.str("JWT_ROLE_ADMIN", "admin"),
+        e.str("JWT_ROLE_READ_WRITE", "read-write"),
+        e.str("JWT_ROLE_READ_ONLY", "read-only"),
+        e.str("JWT_ROLE_WRITE_ONLY", "write-only"));
+
+    String members = e.str("QUEEN_CLUSTER_MEMBERS", "");
+    boolean clustered = e.bool("QUEEN_CLUSTER", !members.isEmpty());
+    int cores = Runtime.getRuntime().availableProcessors();
+
+    Path dataDir = Path.of(e.str("QUEEN_DATA_DIR", "./data")).toAbsolutePath().normalize();
+    String bufferDir = e.str("FILE_BUFFER_DIR", "");
+
+    return new Config(
+        e.integer("PORT", 6632),
+        bind,
+        db,
+        dataDir,
+        e.integer("QUEEN_EMBEDDED_PG_PORT", 0),
+        Math.max(1, e.integer("DB_POOL_SIZE", 160)),
+        e.integer("QUEEN_STMT_TIMEOUT_MS", 30000),
+        e.lng("QUEEN_MAX_BODY_BYTES", 67108864L),
+        e.bool("QUEEN_APPLY_SCHEMA", true),
+        serverId,
+        VERSION,
+        popTimeout,
+        e.str("DEFAULT_SUBSCRIPTION_MODE", "new"),
+        e.lng("POP_WAIT_INITIAL_INTERVAL_MS", 100),
+        e.integer("POP_WAIT_BACKOFF_THRESHOLD", 3),
+        e.dbl("POP_WAIT_BACKOFF_MULTIPLIER", 2.0),
+        e.lng("POP_WAIT_MAX_INTERVAL_MS", 1000),
+        e.integer("QUEEN_V2_ZSTD_LEVEL", 3),
+        e.integer("QUEEN_SEGMENT_CACHE_ENTRIES", 4096),
+        Math.max(100, e.lng("RETENTION_INTERVAL", 5000)),
+        e.integer("RETENTION_BATCH_SIZE", 1000),
+        bufferDir.isEmpty() ? dataDir.resolve("buffers") : Path.of(bufferDir).toAbsolutePath(),
+        e.lng("FILE_BUFFER_FLUSH_MS", 100),
+        e.integer("FILE_BUFFER_MAX_BATCH", 100),
+        e.integer("FILE_BUFFER_EVENTS_PER_FILE", 10000),
+        key.isEmpty() ? Optional.empty() : Optional.of(key),
+        e.bool("QUEEN_TENANCY_HEADER", false),
+        e.bool("QUEEN_KV_TRUSTED_PROXY", false),
+        jwt,
+        clustered,
+        members.isEmpty() ? "127.0.0.1" : members,
+        e.integer("QUEEN_CLUSTER_PORT", 5701),
+        e.str("QUEEN_CLUSTER_INTERFACE", ""),
+        e.str("QUEEN_CLUSTER_NAME", "queen-vertx"),
+        Path.of(e.str("QUEEN_CLUSTER_CONFIG", "cluster.xml")),
+        Math.max(1, e.integer("QUEEN_HTTP_INSTANCES", cores)));
+  }
+
+  /** A copy with another HTTP port (tests start nodes on free ports). */
+  public Config withPort(int newPort) {
+    return new Config(newPort, bindAddress, database, dataDir, embeddedPgPort, dbPoolSize, statementTimeoutMs,
+        maxBodyBytes, applySchema, serverId, version, popDefaultTimeoutMs, defaultSubscriptionMode,
+        popWaitInitialIntervalMs, popWaitBackoffThreshold, popWaitBackoffMultiplier, popWaitMaxIntervalMs, zstdLevel,
+        segmentCacheEntries, retentionIntervalMs, retentionBatchSize, fileBufferDir, fileBufferFlushMs,
+        fileBufferMaxBatch, fileBufferEventsPerFile, encryptionKeyHex, tenancyHeader, kvTrustedProxy, jwt, clustered,
+        clusterMembers, clusterPort, clusterInterface, clusterName, clusterConfig, httpInstances);
+  }
+
+  /** A copy pointing at a given database (tests share one embedded PostgreSQL between nodes). */
+  public Config withDatabase(Database db) {
+    return new Config(port, bindAddress, Optional.of(db), dataDir, embeddedPgPort, dbPoolSize, statementTimeoutMs,
+        maxBodyBytes, applySchema, serverId, version, popDefaultTimeoutMs, defaultSubscriptionMode,
+        popWaitInitialIntervalMs, popWaitBackoffThreshold, popWaitBackoffMultiplier, popWaitMaxIntervalMs, zstdLevel,
+        segmentCacheEntries, retentionIntervalMs, retentionBatchSize, fileBufferDir, fileBufferFlushMs,
+        fileBufferMaxBatch, fileBufferEventsPerFile, encryptionKeyHex, tenancyHeader, kvTrustedProxy, jwt, clustered,
+        clusterMembers, clusterPort, clusterInterface, clusterName, clusterConfig, httpInstances);
+  }
+
+  private record Reader(Function<String, String> get) {
+    String str(String k, String def) {
+      String v = get.apply(k);
+      return v.isEmpty() ? def : v;
+    }
+
+    int integer(String k, int def) {
+      try {
+        return Integer.parseInt(get.apply(k));
+      } catch (NumberFormatException ex) {
+        return def;
+      }
+    }
+
+    long lng(String k, long def) {
+      try {
+        return Long.parseLong(get.apply(k));
+      } catch (NumberFormatException ex) {
+        return def;
+      }
+    }
+
+    double dbl(String k, double def) {
+      try {
+        return Double.parseDouble(get.apply(k));
+      } catch (NumberFormatException ex) {
+        return def;
+      }
+    }
+
+    boolean bool(String k, boolean def) {
+      String v = get.apply(k).toLowerCase(Locale.ROOT);
+      return switch (v) {
+        case "" -> def;
+        case "true", "1", "yes", "on" -> true;
+        case "false", "0", "no", "off" -> false;
+        default -> throw new IllegalArgumentException(k + " must be a boolean (true/false, 1/0, yes/no, on/off), got '" + v + "'");
+      };
+    }
+  }
+}

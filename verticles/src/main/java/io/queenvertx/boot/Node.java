@@ -1,0 +1,139 @@
+package io.queenvertx.boot;
+
+import io.queenvertx.http.HttpVerticle;
+import io.vertx.core.DeploymentOptions;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.pgclient.PgBuilder;
+import io.vertx.pgclient.PgConnectOptions;
+import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.PoolOptions;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One broker node: the embedded database when none is configured, the schema, a Vert.x instance (clustered when
+ * configured) and the verticles. {@link #start} blocks the calling thread until the node serves or has failed, and
+ * never runs on an event loop.
+ */
+public final class Node implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(Node.class);
+
+  private final Config config;
+  private final Optional<EmbeddedDatabase> embedded;
+  private final Vertx vertx;
+  private final Pool pool;
+  private final List<String> deployments;
+  private volatile boolean closed;
+
+  private Node(Config config, Optional<EmbeddedDatabase> embedded, Vertx vertx, Pool pool, List<String> deployments) {
+    this.config = config;
+    this.embedded = embedded;
+    this.vertx = vertx;
+    this.pool = pool;
+    this.deployments = deployments;
+  }
+
+  public static Node start(Config config) throws Exception {
+    Optional<EmbeddedDatabase> embedded = Optional.empty();
+    Config effective = config;
+    if (config.database().isEmpty()) {
+      var db = EmbeddedDatabase.start(config.dataDir(), config.embeddedPgPort(), Math.max(200, config.dbPoolSize() + 40));
+      embedded = Optional.of(db);
+      effective = config.withDatabase(db.connection());
+    }
+    Vertx vertx = null;
+    try {
+      Config.Database db = effective.database().orElseThrow();
+      if (effective.applySchema()) Migrations.apply(db);
+      vertx = createVertx(effective);
+      Pool pool = createPool(vertx, effective, db);
+      var ctx = new NodeContext(effective, pool);
+      List<String> ids = new ArrayList<>();
+      ids.add(await(vertx.deployVerticle(() -> new HttpVerticle(ctx),
+          new DeploymentOptions().setInstances(effective.httpInstances()))));
+      log.info("queen-vertx {} node {} listening on {}:{}", Config.VERSION, effective.serverId(),
+          effective.bindAddress(), effective.port());
+      return new Node(effective, embedded, vertx, pool, ids);
+    } catch (Exception e) {
+      if (vertx != null) vertx.close();
+      embedded.ifPresent(EmbeddedDatabase::close);
+      throw e;
+    }
+  }
+
+  private static Vertx createVertx(Config config) throws Exception {
+    var options = new VertxOptions().setPreferNativeTransport(true);
+    if (!config.clustered()) return Vertx.vertx(options);
+    options.getEventBusOptions().setHost(config.clusterInterface().isEmpty() ? "127.0.0.1" : config.clusterInterface());
+    var manager = new HazelcastClusterManager(ClusterConfig.load(config));
+    return await(Vertx.builder().with(options).withClusterManager(manager).buildClustered());
+  }
+
+  static Pool createPool(Vertx vertx, Config config, Config.Database db) {
+    var connect = new PgConnectOptions()
+        .setHost(db.host())
+        .setPort(db.port())
+        .setDatabase(db.database())
+        .setUser(db.user())
+        .setPassword(db.password())
+        .setCachePreparedStatements(true)
+        .setPreparedStatementCacheMaxSize(256)
+        .setPipeliningLimit(1)
+        .setProperties(Map.of(
+            "statement_timeout", Integer.toString(config.statementTimeoutMs()),
+            "application_name", "queen-vertx"));
+    if (db.ssl()) connect.setSslMode(io.vertx.pgclient.SslMode.REQUIRE).setSslOptions(new io.vertx.core.net.ClientSSLOptions().setTrustAll(true));
+    var poolOptions = new PoolOptions()
+        .setMaxSize(config.dbPoolSize())
+        .setMaxWaitQueueSize(-1)
+        .setConnectionTimeout(10)
+        .setConnectionTimeoutUnit(TimeUnit.SECONDS)
+        .setShared(false);
+    var net = new io.vertx.core.net.NetClientOptions().setConnectTimeout(5000).setTcpNoDelay(true);
+    return PgBuilder.pool().with(poolOptions).with(net).connectingTo(connect).using(vertx).build();
+  }
+
+  public Config config() {
+    return config;
+  }
+
+  public Vertx vertx() {
+    return vertx;
+  }
+
+  public Pool pool() {
+    return pool;
+  }
+
+  /** Graceful stop: the HTTP servers drain in-flight requests, then the pool, Vert.x and the embedded database close. */
+  @Override
+  public synchronized void close() {
+    if (closed) return;
+    closed = true;
+    try {
+      for (int i = deployments.size() - 1; i >= 0; i--) await(vertx.undeploy(deployments.get(i)));
+    } catch (Exception e) {
+      log.warn("undeploy failed: {}", e.toString());
+    }
+    try {
+      await(pool.close());
+      await(vertx.close());
+    } catch (Exception e) {
+      log.warn("vert.x did not close cleanly: {}", e.toString());
+    }
+    embedded.ifPresent(EmbeddedDatabase::close);
+    log.info("node {} stopped", config.serverId());
+  }
+
+  static <T> T await(Future<T> f) throws Exception {
+    return f.toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
+  }
+}

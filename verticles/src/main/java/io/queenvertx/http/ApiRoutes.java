@@ -1,0 +1,13 @@
+package io.queenvertx.http;
+
+import io.queenvertx.boot.NodeContext;
+import io.vertx.core.Vertx;
+
+/** The route list of the broker, in the order of API.md §4. */
+final class ApiRoutes {
+  private ApiRoutes() {}
+
+  static void mount(RouteTable routes, NodeContext node, Vertx vertx) {
+    HealthRoutes.mount(routes, node.config(), node.pool());
+  }
+}

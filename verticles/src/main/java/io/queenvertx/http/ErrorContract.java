@@ -1,0 +1,106 @@
+package io.queenvertx.http;
+
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.json.DecodeException;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.RoutingContext;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Renders every response shape of the error contract (shared/seeds/status-codes-and-errors.txt): the generic
+ * envelope, 204 with no body at all, the unknown-route 404 with its {@code code}, and the body-limit 413 that is
+ * deliberately not the envelope.
+ */
+public final class ErrorContract {
+  private static final Logger log = LoggerFactory.getLogger(ErrorContract.class);
+  static final String JSON = "application/json";
+  private static final Buffer NO_SUCH_ROUTE =
+      new JsonObject().put("error", "Not Found").put("code", "no_such_route").toBuffer();
+  private static final String TOO_LARGE = "Failed to buffer the request body: length limit exceeded";
+
+  private ErrorContract() {}
+
+  /** Sends a JSON body; a 204 is sent with no body and no Content-Length whatever the handler built. */
+  public static void send(RoutingContext ctx, int status, Buffer json) {
+    var resp = ctx.response();
+    if (resp.ended() || resp.closed()) return;
+    if (status == 204) {
+      // Strict HTTP/1.1 clients drop a connection whose 204 announces a body (seed: "204 carries no body at all").
+      resp.setStatusCode(204).end();
+      return;
+    }
+    resp.setStatusCode(status).putHeader("content-type", JSON).end(json);
+  }
+
+  public static void send(RoutingContext ctx, int status, Object body) {
+    Buffer buf;
+    if (body == null) buf = Buffer.buffer("null");
+    else if (body instanceof Buffer b) buf = b;
+    else if (body instanceof JsonObject o) buf = o.toBuffer();
+    else if (body instanceof io.vertx.core.json.JsonArray a) buf = a.toBuffer();
+    else if (body instanceof String s) buf = Buffer.buffer(s);
+    else buf = io.vertx.core.json.Json.encodeToBuffer(body);
+    send(ctx, status, buf);
+  }
+
+  public static void noContent(RoutingContext ctx) {
+    send(ctx, 204, Buffer.buffer());
+  }
+
+  /** The router's failure handler: every failed context ends here. */
+  public static void onFailure(RoutingContext ctx) {
+    Throwable f = ctx.failure();
+    var resp = ctx.response();
+    if (resp.ended() || resp.closed()) return;
+    if (f instanceof ApiError e) {
+      if (e.status() == 204) {
+        noContent(ctx);
+      } else {
+        resp.setStatusCode(e.status()).putHeader("content-type", e.contentType()).end(e.body());
+      }
+      return;
+    }
+    if (ctx.statusCode() == 413 || f instanceof io.vertx.ext.web.handler.HttpException h && h.getStatusCode() == 413) {
+      // Produced by the body-limit layer before any handler: plain text, not the {"error"} envelope (API.md §1.6).
+      resp.setStatusCode(413).putHeader("content-type", "text/plain; charset=utf-8").end(TOO_LARGE);
+      return;
+    }
+    if (f instanceof DecodeException d) {
+      send(ctx, 400, ApiError.of(400, "bad body: " + ApiError.describe(d)).body());
+      return;
+    }
+    if (f instanceof io.vertx.ext.web.handler.HttpException h) {
+      int code = h.getStatusCode();
+      if (code == 404) {
+        send(ctx, 404, NO_SUCH_ROUTE);
+      } else {
+        send(ctx, code, ApiError.of(code, h.getPayload() != null ? h.getPayload() : httpReason(code)).body());
+      }
+      return;
+    }
+    int code = ctx.statusCode() > 0 ? ctx.statusCode() : 500;
+    if (f != null) log.error("{} {} failed: {}", ctx.request().method(), ctx.request().path(), ApiError.describe(f), f);
+    send(ctx, code, ApiError.of(code, f == null ? httpReason(code) : ApiError.describe(f)).body());
+  }
+
+  /**
+   * The fallback behind every route (API.md §1.5): JSON 404 {@code no_such_route} under /api and /auth and for any
+   * method other than GET/HEAD; other GETs would be the dashboard, which this broker does not ship.
+   */
+  public static void fallback(RoutingContext ctx) {
+    String path = ctx.request().path();
+    HttpMethod m = ctx.request().method();
+    boolean api = path.equals("/api") || path.startsWith("/api/") || path.equals("/auth") || path.startsWith("/auth/");
+    if (api || !(m == HttpMethod.GET || m == HttpMethod.HEAD)) {
+      send(ctx, 404, NO_SUCH_ROUTE);
+    } else {
+      ctx.response().setStatusCode(404).putHeader("content-type", "text/plain; charset=utf-8").end("Not Found");
+    }
+  }
+
+  private static String httpReason(int code) {
+    return io.netty.handler.codec.http.HttpResponseStatus.valueOf(code).reasonPhrase();
+  }
+}

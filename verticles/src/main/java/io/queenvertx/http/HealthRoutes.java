@@ -1,0 +1,33 @@
+package io.queenvertx.http;
+
+import io.queenvertx.boot.Config;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Pool;
+import java.util.concurrent.TimeUnit;
+
+/** {@code GET /health} and {@code GET /status} (API.md §5.1). */
+final class HealthRoutes {
+  /** Ours is the same segment engine as Queen's, implemented on Vert.x. */
+  static final String ENGINE = "segments";
+  private static final long HEALTH_DB_TIMEOUT_MS = 5000;
+
+  private HealthRoutes() {}
+
+  static void mount(RouteTable routes, Config config, Pool pool) {
+    // One trivial database round trip; its failure is the only 503 of the core surface, with no "error" key.
+    routes.get("/health", ctx -> pool.query("SELECT 1").execute()
+        .timeout(HEALTH_DB_TIMEOUT_MS, TimeUnit.MILLISECONDS)
+        .onComplete(ar -> {
+          boolean up = ar.succeeded();
+          var body = new JsonObject()
+              .put("status", up ? "healthy" : "unhealthy")
+              .put("database", up ? "connected" : "disconnected")
+              .put("engine", ENGINE)
+              .put("version", config.version())
+              .put("server", config.serverId());
+          ErrorContract.send(ctx, up ? 200 : 503, body);
+        }));
+    routes.get("/status", ctx -> ErrorContract.send(ctx, 200,
+        new JsonObject().put("status", "ok").put("engine", ENGINE)));
+  }
+}

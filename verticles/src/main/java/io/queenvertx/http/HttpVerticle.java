@@ -1,0 +1,57 @@
+package io.queenvertx.http;
+
+import io.queenvertx.boot.NodeContext;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.HttpServerOptions;
+import io.vertx.ext.web.Router;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The network edge: routing, the body limit, the error contract and JSON in/out. Deployed with one instance per core;
+ * the instances share the listening socket. Work is handed to the other verticles over their event-bus addresses.
+ */
+public final class HttpVerticle extends VerticleBase {
+  /** Time an in-flight request gets to finish when the node shuts down. */
+  private static final long DRAIN_SECONDS = 10;
+
+  private final NodeContext node;
+  private HttpServer server;
+
+  public HttpVerticle(NodeContext node) {
+    this.node = node;
+  }
+
+  @Override
+  public Future<?> start() {
+    Router router = buildRouter(node, vertx);
+    server = vertx.createHttpServer(new HttpServerOptions()
+        .setPort(node.config().port())
+        .setHost(node.config().bindAddress())
+        .setTcpNoDelay(true)
+        .setCompressionSupported(false)
+        .setIdleTimeout(0));
+    return server.requestHandler(router).listen();
+  }
+
+  static Router buildRouter(NodeContext node, io.vertx.core.Vertx vertx) {
+    Router router = Router.router(vertx);
+    // axum matches exactly: "/api/v1/push/" is not "/api/v1/push" (API.md §1.5), but Vert.x would match both.
+    router.route().order(-1000).handler(ctx -> {
+      String p = ctx.request().path();
+      if (p.length() > 1 && p.endsWith("/")) ErrorContract.fallback(ctx);
+      else ctx.next();
+    });
+    var routes = new RouteTable(router, node.config().maxBodyBytes());
+    ApiRoutes.mount(routes, node, vertx);
+    router.route().last().handler(ErrorContract::fallback);
+    router.route().failureHandler(ErrorContract::onFailure);
+    return router;
+  }
+
+  @Override
+  public Future<?> stop() {
+    return server == null ? Future.succeededFuture() : server.shutdown(DRAIN_SECONDS, TimeUnit.SECONDS);
+  }
+}

@@ -1,0 +1,87 @@
+package io.queenvertx.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.queenvertx.testing.TestNode;
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** The parts of shared/seeds/status-codes-and-errors.txt that need no engine, over real HTTP. */
+class ErrorContractIT {
+  static TestNode node;
+
+  @BeforeAll
+  static void start() {
+    node = TestNode.start(Map.of("QUEEN_MAX_BODY_BYTES", "1024"));
+  }
+
+  @AfterAll
+  static void stop() {
+    node.close();
+  }
+
+  @Test
+  void unknownApiPathIs404NoSuchRoute() {
+    var r = node.get("/api/v1/does-not-exist");
+    assertThat(r.status()).isEqualTo(404);
+    assertThat(r.header("content-type")).startsWith("application/json");
+    assertThat(r.json().getMap()).containsExactlyInAnyOrderEntriesOf(
+        Map.of("error", "Not Found", "code", "no_such_route"));
+    assertThat(node.get("/api").json().getString("code")).isEqualTo("no_such_route");
+    assertThat(node.get("/auth/whatever").json().getString("code")).isEqualTo("no_such_route");
+  }
+
+  @Test
+  void anyNonGetMethodReachingTheFallbackIs404NoSuchRoute() {
+    var r = node.post("/not-api-at-all", "{}");
+    assertThat(r.status()).isEqualTo(404);
+    assertThat(r.json().getString("code")).isEqualTo("no_such_route");
+    var d = node.delete("/somewhere");
+    assertThat(d.status()).isEqualTo(404);
+    assertThat(d.json().getString("code")).isEqualTo("no_such_route");
+  }
+
+  @Test
+  void anExistingPathWithAnotherMethodIsTheJson404NotA405() {
+    var r = node.post("/health", "{}");
+    assertThat(r.status()).isEqualTo(404);
+    assertThat(r.json().getString("code")).isEqualTo("no_such_route");
+  }
+
+  @Test
+  void aTrailingSlashDoesNotMatchARoute() {
+    var r = node.get("/api/v1/resources/queues/");
+    assertThat(r.status()).isEqualTo(404);
+    assertThat(r.json().getString("code")).isEqualTo("no_such_route");
+  }
+
+  @Test
+  void aNonApiGetIsAPlainTextNotFound() {
+    var r = node.get("/some/page");
+    assertThat(r.status()).isEqualTo(404);
+    assertThat(r.header("content-type")).startsWith("text/plain");
+    assertThat(r.body()).isEqualTo("Not Found");
+  }
+
+  @Test
+  void healthIs200WithItsOwnDocument() {
+    var r = node.get("/health");
+    assertThat(r.status()).isEqualTo(200);
+    var j = r.json();
+    assertThat(j.getString("status")).isEqualTo("healthy");
+    assertThat(j.getString("database")).isEqualTo("connected");
+    assertThat(j.getString("version")).isNotBlank();
+    assertThat(j.containsKey("error")).isFalse();
+  }
+
+  @Test
+  void headOfHealthAnswers() {
+    var r = node.send(HttpRequest.newBuilder(URI.create(node.baseUrl() + "/health"))
+        .method("HEAD", HttpRequest.BodyPublishers.noBody()), Map.of());
+    assertThat(r.status()).isIn(200, 404);
+  }
+}

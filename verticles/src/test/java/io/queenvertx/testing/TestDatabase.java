@@ -1,0 +1,109 @@
+package io.queenvertx.testing;
+
+import io.queenvertx.boot.Config;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.sql.DriverManager;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * One real PostgreSQL per test JVM: a Testcontainers container where a Docker engine exists, otherwise the embedded
+ * (zonky) server, which also works as root. Tests that need isolation create a fresh database inside it.
+ */
+public final class TestDatabase {
+  private static volatile TestDatabase instance;
+  private static final AtomicInteger SEQ = new AtomicInteger();
+
+  private final String host;
+  private final int port;
+  private final String user;
+  private final String password;
+  private final AutoCloseable handle;
+
+  private TestDatabase(String host, int port, String user, String password, AutoCloseable handle) {
+    this.host = host;
+    this.port = port;
+    this.user = user;
+    this.password = password;
+    this.handle = handle;
+  }
+
+  public static TestDatabase get() {
+    if (instance == null) {
+      synchronized (TestDatabase.class) {
+        if (instance == null) instance = start();
+      }
+    }
+    return instance;
+  }
+
+  private static TestDatabase start() {
+    try {
+      if (dockerAvailable()) {
+        var pg = new org.testcontainers.postgresql.PostgreSQLContainer("postgres:16-alpine")
+            .withCommand("postgres", "-c", "max_connections=600");
+        pg.start();
+        return new TestDatabase(pg.getHost(), pg.getFirstMappedPort(), pg.getUsername(), pg.getPassword(), pg::stop);
+      }
+      var pg = EmbeddedPostgres.builder()
+          .setServerConfig("max_connections", "600")
+          .setServerConfig("shared_buffers", "256MB")
+          .setServerConfig("fsync", "off")
+          .start();
+      var db = new TestDatabase("127.0.0.1", pg.getPort(), "postgres", "postgres", pg);
+      Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+        try {
+          pg.close();
+        } catch (Exception ignored) {
+          // the JVM is going away
+        }
+      }));
+      return db;
+    } catch (Exception e) {
+      throw new IllegalStateException("could not start a PostgreSQL for the tests", e);
+    }
+  }
+
+  private static boolean dockerAvailable() {
+    try {
+      return org.testcontainers.DockerClientFactory.instance().isDockerAvailable();
+    } catch (Throwable t) {
+      return false;
+    }
+  }
+
+  /** The shared database every ordinary test uses ("postgres"); tests keep apart by unique queue names. */
+  public Config.Database shared() {
+    return new Config.Database(host, port, "postgres", user, password, false);
+  }
+
+  /** A new empty database, for tests that need one (migration races, counting queries). */
+  public Config.Database fresh() {
+    String name = "t" + ProcessHandle.current().pid() + "_" + SEQ.incrementAndGet();
+    try (var c = DriverManager.getConnection("jdbc:postgresql://" + host + ":" + port + "/postgres", user, password);
+         var st = c.createStatement()) {
+      st.execute("CREATE DATABASE " + name);
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+    return new Config.Database(host, port, name, user, password, false);
+  }
+
+  /** Runs one SQL statement through JDBC against {@code db} (test set-up and inspection only). */
+  public static long queryLong(Config.Database db, String sql) {
+    try (var c = DriverManager.getConnection("jdbc:postgresql://" + db.host() + ":" + db.port() + "/" + db.database(),
+        db.user(), db.password()); var st = c.createStatement(); var rs = st.executeQuery(sql)) {
+      return rs.next() ? rs.getLong(1) : 0L;
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  public static void execute(Config.Database db, String sql) {
+    try (var c = DriverManager.getConnection("jdbc:postgresql://" + db.host() + ":" + db.port() + "/" + db.database(),
+        db.user(), db.password()); var st = c.createStatement()) {
+      st.execute(sql);
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+}

@@ -1,0 +1,154 @@
+package io.queenvertx.testing;
+
+import io.queenvertx.boot.Config;
+import io.queenvertx.boot.Node;
+import io.vertx.core.json.Json;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * A real broker node for integration tests: in this JVM, on a free port, against the shared test PostgreSQL (or the
+ * database given), spoken to over real HTTP.
+ */
+public final class TestNode implements AutoCloseable {
+  private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+  private final Node node;
+  private final String base;
+
+  private TestNode(Node node) {
+    this.node = node;
+    this.base = "http://127.0.0.1:" + node.config().port();
+  }
+
+  public static TestNode start() {
+    return start(Map.of());
+  }
+
+  public static TestNode start(Map<String, String> env) {
+    return start(env, TestDatabase.get().shared());
+  }
+
+  public static TestNode start(Map<String, String> env, Config.Database db) {
+    Map<String, String> all = new HashMap<>();
+    all.put("PG_HOST", db.host());
+    all.put("PG_PORT", Integer.toString(db.port()));
+    all.put("PG_DATABASE", db.database());
+    all.put("PG_USER", db.user());
+    all.put("PG_PASSWORD", db.password());
+    all.put("DB_POOL_SIZE", "16");
+    all.put("QUEEN_HTTP_INSTANCES", "2");
+    all.put("PORT", Integer.toString(freePort()));
+    try {
+      all.put("FILE_BUFFER_DIR", Files.createTempDirectory("queen-spool").toString());
+      all.put("QUEEN_DATA_DIR", Files.createTempDirectory("queen-data").toString());
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
+    }
+    all.putAll(env);
+    try {
+      return new TestNode(Node.start(Config.from(all)));
+    } catch (Exception e) {
+      throw new IllegalStateException("node did not start", e);
+    }
+  }
+
+  /** Starts a node with no PG_HOST at all, so it embeds its own PostgreSQL under {@code QUEEN_DATA_DIR}. */
+  public static TestNode startEmbedded(Map<String, String> env) {
+    Map<String, String> all = new HashMap<>(env);
+    all.putIfAbsent("PORT", Integer.toString(freePort()));
+    all.putIfAbsent("DB_POOL_SIZE", "16");
+    all.putIfAbsent("QUEEN_HTTP_INSTANCES", "1");
+    try {
+      return new TestNode(Node.start(Config.from(all)));
+    } catch (Exception e) {
+      throw new IllegalStateException("node did not start", e);
+    }
+  }
+
+  public Node node() {
+    return node;
+  }
+
+  public String baseUrl() {
+    return base;
+  }
+
+  public Reply get(String path) {
+    return send(HttpRequest.newBuilder(URI.create(base + path)).GET(), Map.of());
+  }
+
+  public Reply get(String path, Map<String, String> headers) {
+    return send(HttpRequest.newBuilder(URI.create(base + path)).GET(), headers);
+  }
+
+  public Reply post(String path, Object body) {
+    return post(path, body, Map.of());
+  }
+
+  public Reply post(String path, Object body, Map<String, String> headers) {
+    String text = body instanceof String s ? s : Json.encode(body);
+    return send(HttpRequest.newBuilder(URI.create(base + path)).POST(HttpRequest.BodyPublishers.ofString(text)),
+        headers);
+  }
+
+  public Reply delete(String path) {
+    return send(HttpRequest.newBuilder(URI.create(base + path)).DELETE(), Map.of());
+  }
+
+  public Reply delete(String path, Map<String, String> headers) {
+    return send(HttpRequest.newBuilder(URI.create(base + path)).DELETE(), headers);
+  }
+
+  public Reply send(HttpRequest.Builder b, Map<String, String> headers) {
+    headers.forEach(b::header);
+    b.timeout(Duration.ofSeconds(60));
+    try {
+      var r = HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
+      return new Reply(r.statusCode(), r.body(), r.headers().map());
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  @Override
+  public void close() {
+    node.close();
+  }
+
+  public static int freePort() {
+    try (var s = new ServerSocket(0)) {
+      return s.getLocalPort();
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** One HTTP answer. */
+  public record Reply(int status, String body, Map<String, java.util.List<String>> headers) {
+    public JsonObject json() {
+      return new JsonObject(body);
+    }
+
+    public JsonArray array() {
+      return new JsonArray(body);
+    }
+
+    public String header(String name) {
+      for (var e : headers.entrySet()) {
+        if (e.getKey().equalsIgnoreCase(name)) return e.getValue().isEmpty() ? null : e.getValue().get(0);
+      }
+      return null;
+    }
+  }
+}
