@@ -107,6 +107,14 @@ public final class EnvelopeCipher {
     Objects.requireNonNull(plaintextJson, "plaintextJson");
     byte[] iv = new byte[IV_BYTES];
     RANDOM.nextBytes(iv);
+    return encrypt(plaintextJson, iv);
+  }
+
+  /** {@link #encrypt} with a given IV; package-private so a known-answer test can pin the output. */
+  String encrypt(byte[] plaintextJson, byte[] iv) {
+    if (iv.length != IV_BYTES) {
+      throw new IllegalArgumentException("iv must be " + IV_BYTES + " bytes");
+    }
     byte[] sealed;
     try {
       Cipher cipher = AES_GCM.get();

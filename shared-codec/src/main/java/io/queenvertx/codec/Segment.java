@@ -192,10 +192,6 @@ public final class Segment {
     int p = 0;
     int i = 0;
     while (p < raw.length) {
-      if (i == frameCount) {
-        throw new SegmentDecodeException(Reason.FRAME_COUNT_MISMATCH,
-            "bytes remain after the " + frameCount + " frames the header declares");
-      }
       int remaining = raw.length - p;
       if (remaining < Frame.MIN_FRAME_BYTES) {
         throw new SegmentDecodeException(Reason.FRAME_MALFORMED,
@@ -205,6 +201,11 @@ public final class Segment {
       if (bodyLen < Frame.MIN_BODY_BYTES || bodyLen > remaining - Frame.LENGTH_PREFIX_BYTES) {
         throw new SegmentDecodeException(Reason.FRAME_MALFORMED, "frame " + i + " at " + p + " has body_len "
             + bodyLen + " with " + (remaining - Frame.LENGTH_PREFIX_BYTES) + " bytes left");
+      }
+      // Shape before count: leftover bytes that are no frame at all say "malformed", not "one frame too many".
+      if (i == frameCount) {
+        throw new SegmentDecodeException(Reason.FRAME_COUNT_MISMATCH,
+            "a frame remains at " + p + " after the " + frameCount + " frames the header declares");
       }
       starts[i++] = p;
       p += Frame.LENGTH_PREFIX_BYTES + (int) bodyLen;

@@ -1,6 +1,13 @@
 package io.queenvertx.boot;
 
+import io.queenvertx.bus.LocalCodec;
+import io.queenvertx.codec.EnvelopeCipher;
+import io.queenvertx.consumer.ConsumerVerticle;
+import io.queenvertx.decoder.SegmentCache;
+import io.queenvertx.decoder.SegmentDecoderVerticle;
 import io.queenvertx.http.HttpVerticle;
+import io.queenvertx.log.LogWriterVerticle;
+import io.vertx.core.ThreadingModel;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -31,9 +38,12 @@ public final class Node implements AutoCloseable {
   private final Vertx vertx;
   private final Pool pool;
   private final List<String> deployments;
+  private final SegmentCache segmentCache;
   private volatile boolean closed;
 
-  private Node(Config config, Optional<EmbeddedDatabase> embedded, Vertx vertx, Pool pool, List<String> deployments) {
+  private Node(Config config, Optional<EmbeddedDatabase> embedded, Vertx vertx, Pool pool, List<String> deployments,
+               SegmentCache segmentCache) {
+    this.segmentCache = segmentCache;
     this.config = config;
     this.embedded = embedded;
     this.vertx = vertx;
@@ -56,12 +66,20 @@ public final class Node implements AutoCloseable {
       vertx = createVertx(effective);
       Pool pool = createPool(vertx, effective, db);
       var ctx = new NodeContext(effective, pool);
+      vertx.eventBus().registerCodec(new LocalCodec());
+      Optional<EnvelopeCipher> cipher = cipherOf(effective);
+      var cache = new SegmentCache(effective.segmentCacheEntries());
       List<String> ids = new ArrayList<>();
+      var worker = new DeploymentOptions().setThreadingModel(ThreadingModel.WORKER);
+      ids.add(await(vertx.deployVerticle(() -> new SegmentDecoderVerticle(pool, cache, cipher),
+          new DeploymentOptions(worker).setInstances(2))));
+      ids.add(await(vertx.deployVerticle(new LogWriterVerticle(ctx, cipher), new DeploymentOptions(worker))));
+      ids.add(await(vertx.deployVerticle(new ConsumerVerticle(ctx))));
       ids.add(await(vertx.deployVerticle(() -> new HttpVerticle(ctx),
           new DeploymentOptions().setInstances(effective.httpInstances()))));
       log.info("queen-vertx {} node {} listening on {}:{}", Config.VERSION, effective.serverId(),
           effective.bindAddress(), effective.port());
-      return new Node(effective, embedded, vertx, pool, ids);
+      return new Node(effective, embedded, vertx, pool, ids, cache);
     } catch (Exception e) {
       if (vertx != null) vertx.close();
       embedded.ifPresent(EmbeddedDatabase::close);
@@ -99,6 +117,24 @@ public final class Node implements AutoCloseable {
         .setShared(false);
     var net = new io.vertx.core.net.NetClientOptions().setConnectTimeout(5000).setTcpNoDelay(true);
     return PgBuilder.pool().with(poolOptions).with(net).connectingTo(connect).using(vertx).build();
+  }
+
+  /**
+   * The encryption key, when configured. A malformed key is a boot error rather than a silent downgrade to
+   * plaintext (issue #5: "never silent").
+   */
+  static Optional<EnvelopeCipher> cipherOf(Config config) {
+    return config.encryptionKeyHex().map(hex -> {
+      try {
+        return EnvelopeCipher.fromHex(hex);
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException("QUEEN_ENCRYPTION_KEY: " + e.getMessage(), e);
+      }
+    });
+  }
+
+  public SegmentCache segmentCache() {
+    return segmentCache;
   }
 
   public Config config() {

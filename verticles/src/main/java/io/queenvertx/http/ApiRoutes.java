@@ -9,5 +9,9 @@ final class ApiRoutes {
 
   static void mount(RouteTable routes, NodeContext node, Vertx vertx) {
     HealthRoutes.mount(routes, node.config(), node.pool());
+    QueueRoutes.mount(routes, node, vertx);
+    PushRoutes.mount(routes, node, vertx);
+    PopRoutes.mount(routes, node, vertx);
+    AckRoutes.mount(routes, node, vertx);
   }
 }

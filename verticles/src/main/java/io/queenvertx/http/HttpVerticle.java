@@ -43,6 +43,8 @@ public final class HttpVerticle extends VerticleBase {
       if (p.length() > 1 && p.endsWith("/")) ErrorContract.fallback(ctx);
       else ctx.next();
     });
+    boolean tenancy = node.config().tenancyHeader();
+    router.route().order(-900).handler(ctx -> Tenancy.resolve(ctx, tenancy));
     var routes = new RouteTable(router, node.config().maxBodyBytes());
     ApiRoutes.mount(routes, node, vertx);
     router.route().last().handler(ErrorContract::fallback);

@@ -1,0 +1,201 @@
+-- Ack: implicit ack, partial batch keeps the lease, noop / stale / unresolved, signal clamp, retry budget,
+-- DLQ hand-off + log_dlq_head_v1, budget-free retry, forced dlq, drop when the DLQ is off, lease-less acks, errors.
+DO $$
+DECLARE r jsonb; c queen.log_consumers; pid uuid;
+BEGIN
+  PERFORM qt.push('ackq', 'p', 1, 5);                                   -- ids 1..5 at offsets 0..4
+  pid := qt.pid('ackq', 'p');
+  r := qt.pop('ackq', 'p', '__QUEUE_MODE__', 5, 1, 'w');
+  PERFORM qt.eq(qt.taken(r), 5, 'batch of 5');
+
+  -- partial implicit ack: cursor to 2, lease kept
+  r := qt.ack('ackq', 'p', '__QUEUE_MODE__', 'w', ARRAY[3], ARRAY['completed']);
+  PERFORM qt.eq(r->>'ok', 'true', 'ok');
+  PERFORM qt.eq((r->>'committed')::bigint, 2::bigint, 'implicit ack of 0..2');
+  PERFORM qt.eq((r->>'leaseReleased')::boolean, false, 'partial ack keeps the lease');
+  PERFORM qt.eq((r->'noop') || (r->'stale') || (r->'unresolved'), '[]'::jsonb, 'no lists');
+  PERFORM qt.eq((r->>'dlq')::boolean, false, 'dlq false');
+  PERFORM qt.eq((r->>'dropped')::boolean, false, 'dropped false');
+  c := qt.cursor('ackq', 'p', '__QUEUE_MODE__');
+  PERFORM qt.eq(c.worker_id, 'w', 'still leased');
+  PERFORM qt.eq(c.total_consumed, 3::bigint, 'total_consumed += 3');
+
+  -- below the cursor: completed -> noop, negative -> stale; unknown -> unresolved
+  r := qt.ack('ackq', 'p', '__QUEUE_MODE__', 'w', ARRAY[1], ARRAY['completed']);
+  PERFORM qt.eq(r->'noop', '[0]'::jsonb, 'noop');
+  PERFORM qt.eq((r->>'committed')::bigint, 2::bigint, 'noop does not move');
+  r := qt.ack('ackq', 'p', '__QUEUE_MODE__', 'w', ARRAY[2], ARRAY['failed']);
+  PERFORM qt.eq(r->'stale', '[0]'::jsonb, 'stale');
+  PERFORM qt.eq((qt.cursor('ackq', 'p', '__QUEUE_MODE__')).batch_retry_count, 0, 'stale failed charges nothing');
+  PERFORM qt.eq((qt.cursor('ackq', 'p', '__QUEUE_MODE__')).worker_id, 'w', 'stale failed does not release');
+  r := qt.ack('ackq', 'p', '__QUEUE_MODE__', 'w', ARRAY[999], ARRAY['completed']);
+  PERFORM qt.eq(r->'unresolved', '[0]'::jsonb, 'unresolved');
+  -- mixed call, indexes into the input array
+  r := qt.ack('ackq', 'p', '__QUEUE_MODE__', 'w', ARRAY[1, 999, 5, 2], ARRAY['completed', 'completed', 'completed', 'retry']);
+  PERFORM qt.eq(r->'noop', '[0]'::jsonb, 'mixed noop');
+  PERFORM qt.eq(r->'unresolved', '[1]'::jsonb, 'mixed unresolved');
+  PERFORM qt.eq(r->'stale', '[3]'::jsonb, 'mixed stale');
+  PERFORM qt.eq((r->>'committed')::bigint, 4::bigint, 'mixed advances to the batch end');
+  PERFORM qt.eq((r->>'leaseReleased')::boolean, true, 'batch end reached: released');
+  c := qt.cursor('ackq', 'p', '__QUEUE_MODE__');
+  PERFORM qt.eq(c.worker_id || '', NULL::text, 'released');
+  PERFORM qt.eq(c.batch_end, NULL::bigint, 'batch_end cleared');
+  PERFORM qt.eq(c.total_consumed, 5::bigint, 'total_consumed 5');
+  -- an ack above a leased batch: the hash is not in the ack window
+  PERFORM qt.push('ackq', 'p', 11, 5);                                  -- ids 11..15 at 5..9
+  r := qt.pop('ackq', 'p', '__QUEUE_MODE__', 2, 1, 'w2');               -- batch 5..6
+  r := qt.ack('ackq', 'p', '__QUEUE_MODE__', 'w2', ARRAY[15], ARRAY['completed']);
+  PERFORM qt.eq(r->'unresolved', '[0]'::jsonb, 'beyond batch_end: unresolved');
+  PERFORM qt.eq((r->>'committed')::bigint, 4::bigint, 'beyond batch_end: no move');
+
+  -- signal clamp: completed acks above a failure redeliver; the failure is the head signal
+  r := qt.ack('ackq', 'p', '__QUEUE_MODE__', 'w2', ARRAY[12, 11], ARRAY['completed', 'failed']);
+  PERFORM qt.eq((r->>'committed')::bigint, 4::bigint, 'failure at 5 clamps the cursor below it');
+  PERFORM qt.eq((r->>'leaseReleased')::boolean, true, 'failed releases');
+  PERFORM qt.eq((qt.cursor('ackq', 'p', '__QUEUE_MODE__')).batch_retry_count, 1, 'failed charges 1');
+  r := qt.pop('ackq', 'p', '__QUEUE_MODE__', 3, 1, 'w3');
+  PERFORM qt.eq(qt.offs(r), ARRAY[5,6,7]::bigint[], 'redelivered from the poison');
+  PERFORM qt.eq((r->0->>'a')::int, 2, 'attempt 2');
+  r := qt.ack('ackq', 'p', '__QUEUE_MODE__', 'w3', ARRAY[11, 13, 12], ARRAY['completed', 'completed', 'retry']);
+  PERFORM qt.eq((r->>'committed')::bigint, 5::bigint, 'retry at 6 clamps to 5 although 7 was completed');
+  PERFORM qt.eq((qt.cursor('ackq', 'p', '__QUEUE_MODE__')).batch_retry_count, 1, 'retry: count unchanged');
+  r := qt.pop('ackq', 'p', '__QUEUE_MODE__', 10, 1, 'w4');
+  PERFORM qt.eq(qt.offs(r), ARRAY[6,7,8,9]::bigint[], 'after retry');
+  r := qt.ack('ackq', 'p', '__QUEUE_MODE__', 'w4', ARRAY[15], ARRAY['completed']);
+  PERFORM qt.eq((r->>'committed')::bigint, 9::bigint, 'batch complete');
+  c := qt.cursor('ackq', 'p', '__QUEUE_MODE__');
+  PERFORM qt.eq(c.batch_retry_count || '/' || c.attempt_count, '0/0', 'completion resets counters');
+END $$;
+
+-- retry_limit = 3: a message that always fails is delivered 4 times, dead-lettered on the 4th failure, retry_count 3.
+DO $$
+DECLARE r jsonb; d jsonb; c queen.log_consumers; pid uuid; k int; dl record;
+BEGIN
+  PERFORM qt.push('retq', 'p', 1, 2);                                   -- ids 1, 2 at offsets 0, 1
+  pid := qt.pid('retq', 'p');
+  FOR k IN 1 .. 3 LOOP
+    r := qt.pop('retq', 'p', 'grp', 1, 1, 'w' || k);
+    PERFORM qt.eq(qt.offs(r), ARRAY[0]::bigint[], 'delivery ' || k);
+    PERFORM qt.eq((r->0->>'a')::int, k, 'deliveryAttempt ' || k);
+    r := qt.ack('retq', 'p', 'grp', 'w' || k, ARRAY[1], ARRAY['failed']);
+    PERFORM qt.eq((r->>'dlq')::boolean, false, 'failure ' || k || ' redelivers');
+    PERFORM qt.eq((r->>'leaseReleased')::boolean, true, 'failure ' || k || ' releases');
+    PERFORM qt.eq((qt.cursor('retq', 'p', 'grp')).batch_retry_count, k, 'retry count ' || k);
+  END LOOP;
+  r := qt.pop('retq', 'p', 'grp', 1, 1, 'w4');
+  PERFORM qt.eq((r->0->>'a')::int, 4, '4th delivery');
+  r := qt.ack('retq', 'p', 'grp', 'w4', ARRAY[1], ARRAY['failed']);
+  PERFORM qt.eq((r->>'dlq')::boolean, true, '4th failure: dlq hand-off');
+  PERFORM qt.eq((r->>'off')::bigint, 0::bigint, 'poison offset');
+  PERFORM qt.eq((r->>'poisonIndex')::int, 0, 'poison index');
+  PERFORM qt.eq(r->>'worker', 'w4', 'worker echoed');
+  PERFORM qt.eq((r->>'leaseReleased')::boolean, false, 'hand-off keeps the lease');
+  c := qt.cursor('retq', 'p', 'grp');
+  PERFORM qt.eq(c.worker_id, 'w4', 'lease kept for the broker');
+  PERFORM qt.eq(c.committed, -1::bigint, 'cursor at the completed prefix');
+
+  d := queen.log_dlq_head_v1(pid, 'grp', 'w4', 0, '0198aaaa-0000-7000-8000-000000000001', 'txn-1', '{"n":1}', 'boom');
+  PERFORM qt.eq(d->>'ok', 'true', 'dlq head ok');
+  SELECT * INTO dl FROM queen.log_dlq WHERE id = (d->>'id')::uuid;
+  PERFORM qt.eq(dl.retry_count, 3, 'log_dlq retry_count 3');
+  PERFORM qt.eq(dl."offset", 0::bigint, 'log_dlq offset');
+  PERFORM qt.eq(dl.consumer_group || '|' || dl.transaction_id || '|' || dl.error || '|' || dl.payload::text,
+                'grp|txn-1|boom|{"n": 1}', 'log_dlq row');
+  c := qt.cursor('retq', 'p', 'grp');
+  PERFORM qt.eq(c.committed, 0::bigint, 'advanced past the poison');
+  PERFORM qt.eq(c.worker_id, NULL::text, 'lease cleared');
+  PERFORM qt.eq(c.batch_retry_count || '/' || c.attempt_count, '0/0', 'counters reset');
+  PERFORM qt.eq(c.total_consumed, 1::bigint, 'total_consumed += 1');
+  d := queen.log_dlq_head_v1(pid, 'grp', 'w4', 0, NULL, 'txn-1', NULL, 'again');
+  PERFORM qt.eq(d, '{"ok":false,"error":"invalid or expired lease"}'::jsonb, 'second filing refused');
+  PERFORM qt.eq((SELECT count(*)::int FROM queen.log_dlq WHERE partition_id = pid), 1, 'one dlq row');
+  r := qt.pop('retq', 'p', 'grp', 5, 1, 'w5');
+  PERFORM qt.eq(qt.offs(r), ARRAY[1]::bigint[], 'next message');
+  PERFORM qt.eq((r->0->>'a')::int, 1, 'fresh attempt');
+
+  -- retry costs no budget
+  PERFORM qt.push('rtq', 'p', 1, 1);
+  FOR k IN 1 .. 5 LOOP
+    r := qt.pop('rtq', 'p', 'g', 1, 1, 'r' || k);
+    PERFORM qt.eq((r->0->>'a')::int, k, 'retry delivery ' || k);
+    r := qt.ack('rtq', 'p', 'g', 'r' || k, ARRAY[1], ARRAY['retry']);
+    PERFORM qt.eq((r->>'dlq')::boolean, false, 'retry never dlqs');
+  END LOOP;
+  PERFORM qt.eq((qt.cursor('rtq', 'p', 'g')).batch_retry_count, 0, 'retry: no budget spent');
+  PERFORM qt.eq((qt.cursor('rtq', 'p', 'g')).worker_id, NULL::text, 'retry releases');
+
+  -- explicit dlq: immediate hand-off after the completed prefix; tie at one offset: dlq beats failed
+  PERFORM qt.push('dlqq', 'p', 1, 3);
+  pid := qt.pid('dlqq', 'p');
+  r := qt.pop('dlqq', 'p', '__QUEUE_MODE__', 3, 1, 'x');
+  r := qt.ack('dlqq', 'p', '__QUEUE_MODE__', 'x', ARRAY[1, 2, 2, 3], ARRAY['completed', 'failed', 'dlq', 'completed']);
+  PERFORM qt.eq((r->>'dlq')::boolean, true, 'forced dlq');
+  PERFORM qt.eq((r->>'off')::bigint, 1::bigint, 'poison at 1');
+  PERFORM qt.eq((r->>'poisonIndex')::int, 2, 'dlq item wins the tie');
+  PERFORM qt.eq((r->>'committed')::bigint, 0::bigint, 'completed prefix');
+  PERFORM qt.eq((qt.cursor('dlqq', 'p', '__QUEUE_MODE__')).batch_retry_count, 0, 'forced dlq: no charge');
+  d := queen.log_dlq_head_v1(pid, '__QUEUE_MODE__', 'x', 1, NULL, 't2', 'null', 'forced');
+  PERFORM qt.eq((SELECT retry_count FROM queen.log_dlq WHERE id = (d->>'id')::uuid), 0, 'forced dlq retry_count 0');
+  r := qt.pop('dlqq', 'p', '__QUEUE_MODE__', 3, 1, 'y');
+  PERFORM qt.eq(qt.offs(r), ARRAY[2]::bigint[], 'completed-above-signal redelivers');
+
+  -- DLQ disabled + exhausted: drop
+  PERFORM queen.configure_queue_v1(qt.tenant(), 'dropq', '{"deadLetterQueue":false,"dlqAfterMaxRetries":false,"retryLimit":1}', 'merge');
+  PERFORM qt.push('dropq', 'p', 1, 2);
+  r := qt.pop('dropq', 'p', 'g', 5, 1, 'a');
+  r := qt.ack('dropq', 'p', 'g', 'a', ARRAY[2], ARRAY['failed']);
+  PERFORM qt.eq((r->>'committed')::bigint, -1::bigint, 'first failure at 1 when 0 was not acked: prefix -1');
+  r := qt.pop('dropq', 'p', 'g', 5, 1, 'b');
+  r := qt.ack('dropq', 'p', 'g', 'b', ARRAY[1, 2], ARRAY['completed', 'failed']);
+  PERFORM qt.eq((r->>'dropped')::boolean, true, 'dropped');
+  PERFORM qt.eq((r->>'dlq')::boolean, false, 'not dlq');
+  PERFORM qt.eq((r->>'committed')::bigint, 1::bigint, 'committed = poison offset');
+  c := qt.cursor('dropq', 'p', 'g');
+  PERFORM qt.eq(c.batch_retry_count, 0, 'drop resets count');
+  PERFORM qt.eq(c.worker_id, NULL::text, 'drop releases');
+  PERFORM qt.eq((SELECT count(*)::int FROM queen.log_dlq WHERE partition_id = qt.pid('dropq', 'p')), 0, 'no dlq row');
+END $$;
+
+-- Lease-less acks, error answers.
+DO $$
+DECLARE r jsonb; pid uuid;
+BEGIN
+  PERFORM qt.push('llq', 'p', 1, 4);
+  pid := qt.pid('llq', 'p');
+  r := qt.pop('llq', 'p', 'g', 4, 1, 'lw');
+  -- no worker given: no lease check, still advances inside the leased batch
+  r := qt.ack('llq', 'p', 'g', '', ARRAY[2], ARRAY['completed']);
+  PERFORM qt.eq((r->>'ok')::boolean, true, 'lease-less ok');
+  PERFORM qt.eq((r->>'committed')::bigint, 1::bigint, 'lease-less advances');
+  r := qt.ack('llq', 'p', 'g', NULL, ARRAY[4], ARRAY['completed']);
+  PERFORM qt.eq((r->>'committed')::bigint, 3::bigint, 'NULL worker = lease-less');
+  PERFORM qt.eq((r->>'leaseReleased')::boolean, true, 'reaching batch_end releases');
+  -- no batch at all: ahead of the cursor is ackable
+  PERFORM qt.push('llq', 'p', 10, 3);                                 -- 4..6, never popped
+  r := qt.ack('llq', 'p', 'g', '', ARRAY[11], ARRAY['completed']);
+  PERFORM qt.eq((r->>'committed')::bigint, 5::bigint, 'lease-less ack ahead of the cursor');
+  PERFORM qt.eq(r->'noop', '[]'::jsonb, 'without noop');
+  PERFORM qt.eq((r->>'leaseReleased')::boolean, false, 'nothing to release');
+  -- a wrong worker is refused when given
+  r := qt.pop('llq', 'p', 'g', 4, 1, 'lw2');
+  r := qt.ack('llq', 'p', 'g', 'someone-else', ARRAY[12], ARRAY['completed']);
+  PERFORM qt.eq(r, '{"ok":false,"error":"invalid or expired lease"}'::jsonb, 'wrong worker');
+  PERFORM qt.eq((qt.cursor('llq', 'p', 'g')).committed, 5::bigint, 'refused ack changes nothing');
+
+  r := qt.ack('llq', 'p', 'nobody', 'w', ARRAY[1], ARRAY['completed']);
+  PERFORM qt.eq(r, '{"ok":false,"error":"consumer not found"}'::jsonb, 'consumer not found');
+  r := queen.log_ack_v1('00000000-0000-0000-0000-0000000000bb', pid, 'g', '', ARRAY[qt.h(12)], ARRAY['completed']);
+  PERFORM qt.eq(r, '{"ok":false,"error":"partition not owned by tenant"}'::jsonb, 'foreign tenant');
+  r := queen.log_ack_v1(qt.tenant(), gen_random_uuid(), 'g', '', ARRAY[qt.h(12)], ARRAY['completed']);
+  PERFORM qt.eq(r, '{"ok":false,"error":"partition not owned by tenant"}'::jsonb, 'unknown partition');
+  r := queen.log_ack_v1(qt.tenant(), pid, 'g', '', ARRAY[qt.h(12)], NULL);
+  PERFORM qt.eq((r->>'committed')::bigint, 6::bigint, 'NULL statuses = completed');
+  BEGIN
+    PERFORM queen.log_ack_v1(qt.tenant(), pid, 'g', '', ARRAY[qt.h(1), qt.h(2)], ARRAY['completed']);
+    RAISE EXCEPTION 'no raise';
+  EXCEPTION WHEN OTHERS THEN
+    PERFORM qt.ok(SQLERRM LIKE 'QACK misaligned%', 'misaligned raises: ' || SQLERRM);
+  END;
+  r := queen.log_ack_v1(qt.tenant(), pid, 'g', '', '{}'::bytea[], '{}'::text[]);
+  PERFORM qt.eq((r->>'ok')::boolean, true, 'empty ack ok');
+END $$;

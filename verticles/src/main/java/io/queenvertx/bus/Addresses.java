@@ -1,0 +1,33 @@
+package io.queenvertx.bus;
+
+/**
+ * Every event-bus address of a node, in one place. Requests are served by {@code localConsumer}s on the node that
+ * received them; only the announcements ({@link #LANDED}, {@link #QUEUE_CHANGED}) are published cluster-wide.
+ */
+public final class Addresses {
+  private Addresses() {}
+
+  /** log writer: a {@code PushCommand}, replied with a {@code List<PushOutcome>}. */
+  public static final String PUSH = "queen.log.push";
+  /** log writer: a {@code TransactionCommand}, replied with the transaction's JSON result. */
+  public static final String TRANSACTION = "queen.log.transaction";
+  /** consumer: a {@code PopCommand}, replied with a {@code PopResult}. */
+  public static final String POP = "queen.consumer.pop";
+  /** consumer: an {@code AckCommand}, replied with the per-item JSON array. */
+  public static final String ACK = "queen.consumer.ack";
+  /** consumer: a {@code LeaseCommand}, replied with the renewal JSON. */
+  public static final String LEASE = "queen.consumer.lease";
+  /** segment decoder (worker): a {@code DecodeRequest}, replied with a {@code DecodedSegment}. */
+  public static final String DECODE = "queen.decoder.decode";
+  /** DLQ mover: a {@code DlqMoveCommand}, replied with the verdict. */
+  public static final String DLQ_MOVE = "queen.dlq.move";
+
+  /**
+   * Published cluster-wide after every commit that adds frames (push, transaction, DLQ move, spool replay):
+   * {@code {"tenant","queue","partitionId","lastOffset"}}. Every node's consumer wakes the long polls parked on that
+   * (tenant, queue).
+   */
+  public static final String LANDED = "queen.landed";
+  /** Published cluster-wide when a queue is configured or deleted: {@code {"tenant","queue","partitionIds"?}}. */
+  public static final String QUEUE_CHANGED = "queen.queue.changed";
+}

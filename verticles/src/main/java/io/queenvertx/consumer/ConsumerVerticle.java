@@ -1,0 +1,253 @@
+package io.queenvertx.consumer;
+
+import io.queenvertx.boot.NodeContext;
+import io.queenvertx.bus.AckCommand;
+import io.queenvertx.bus.Addresses;
+import io.queenvertx.bus.DecodeRequest;
+import io.queenvertx.bus.DecodedFrames;
+import io.queenvertx.bus.LeaseCommand;
+import io.queenvertx.bus.LocalCodec;
+import io.queenvertx.bus.PopCommand;
+import io.queenvertx.codec.UuidV7;
+import io.queenvertx.json.JsonText;
+import io.queenvertx.json.Timestamps;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.Tuple;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The consumer: pop (claim a lease on partitions with work for the group), ack, lease extension, and long-poll
+ * parking. A parked pop holds no database connection; it is retried when a {@code landed} announcement for its
+ * (tenant, queue) arrives from any node, and on a slow safety re-poll with backoff (API.md §5.4).
+ */
+public final class ConsumerVerticle extends VerticleBase {
+  private static final Logger log = LoggerFactory.getLogger(ConsumerVerticle.class);
+  private static final String POP_SQL =
+      "SELECT * FROM queen.log_pop_v1($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)";
+  static final long DECODE_TIMEOUT_MS = 30_000;
+
+  /** One parked long poll. */
+  private final class Waiter {
+    final Message<PopCommand> msg;
+    final PopCommand cmd;
+    final String worker;
+    final long deadline;
+    final String gate;
+    int emptyChecks;
+    long timer = -1;
+    boolean done;
+
+    Waiter(Message<PopCommand> msg, String worker) {
+      this.msg = msg;
+      this.cmd = msg.body();
+      this.worker = worker;
+      this.deadline = System.currentTimeMillis() + Math.max(0, cmd.timeoutMs());
+      this.gate = cmd.queue() == null ? LongPollGates.anyGate(cmd.tenant().toString())
+          : LongPollGates.queueGate(cmd.tenant().toString(), cmd.queue());
+    }
+  }
+
+  private final NodeContext node;
+  private final LongPollGates<Waiter> gates = new LongPollGates<>();
+  private final Acks acks;
+
+  public ConsumerVerticle(NodeContext node) {
+    this.node = node;
+    this.acks = new Acks(node);
+  }
+
+  @Override
+  public Future<?> start() {
+    var bus = vertx.eventBus();
+    bus.<JsonObject>consumer(Addresses.LANDED, m -> onLanded(m.body()));
+    return Future.all(
+        bus.<PopCommand>localConsumer(Addresses.POP, this::onPop).completion(),
+        bus.<AckCommand>localConsumer(Addresses.ACK, m -> acks.ack(vertx, m.body())
+            .onSuccess(r -> m.reply(r, LocalCodec.OPTIONS))
+            .onFailure(e -> m.fail(500, e.getMessage()))).completion(),
+        bus.<LeaseCommand>localConsumer(Addresses.LEASE, this::onLease).completion());
+  }
+
+  public int parkedPolls() {
+    return gates.parked();
+  }
+
+  // ---- pop --------------------------------------------------------------------------------------------------
+
+  private void onPop(Message<PopCommand> msg) {
+    attempt(new Waiter(msg, UuidV7.next().toString()));
+  }
+
+  private void attempt(Waiter w) {
+    popOnce(w.cmd, w.worker).onComplete(ar -> {
+      if (w.done) return;
+      if (ar.failed()) {
+        // A database failure never parks the request (API.md §5.4).
+        log.warn("pop failed: {}", ar.cause().getMessage());
+        finish(w);
+        w.msg.fail(500, "pop failed");
+        return;
+      }
+      Buffer body = ar.result();
+      long now = System.currentTimeMillis();
+      if (body != null || !w.cmd.longPoll() || now >= w.deadline) {
+        finish(w);
+        w.msg.reply(body, LocalCodec.OPTIONS);
+        return;
+      }
+      park(w, now);
+    });
+  }
+
+  private void park(Waiter w, long now) {
+    gates.park(w.gate, w);
+    w.emptyChecks++;
+    long delay = Math.min(repollInterval(w.emptyChecks), w.deadline - now);
+    w.timer = vertx.setTimer(Math.max(1, delay), t -> {
+      w.timer = -1;
+      gates.unpark(w.gate, w);
+      attempt(w);
+    });
+  }
+
+  /** The safety re-poll: the initial interval, growing after the threshold of empty checks, capped. */
+  long repollInterval(int emptyChecks) {
+    var c = node.config();
+    if (emptyChecks <= c.popWaitBackoffThreshold()) return c.popWaitInitialIntervalMs();
+    long grown = (long) (c.popWaitInitialIntervalMs() * emptyChecks * c.popWaitBackoffMultiplier());
+    return Math.min(grown, c.popWaitMaxIntervalMs());
+  }
+
+  private void finish(Waiter w) {
+    w.done = true;
+    if (w.timer >= 0) vertx.cancelTimer(w.timer);
+    gates.unpark(w.gate, w);
+  }
+
+  private void onLanded(JsonObject landed) {
+    String tenant = landed.getString("tenant");
+    List<Waiter> woken = new ArrayList<>(gates.drain(LongPollGates.queueGate(tenant, landed.getString("queue"))));
+    woken.addAll(gates.drain(LongPollGates.anyGate(tenant)));
+    for (Waiter w : woken) {
+      if (w.done) continue;
+      if (w.timer >= 0) {
+        vertx.cancelTimer(w.timer);
+        w.timer = -1;
+      }
+      w.emptyChecks = 0;
+      attempt(w);
+    }
+  }
+
+  /** One claim through SQL; the body of a 200, or null when nothing was delivered (a 204). */
+  private Future<Buffer> popOnce(PopCommand c, String worker) {
+    Tuple args = Tuple.tuple()
+        .addUUID(c.tenant())
+        .addString(c.queue())
+        .addString(c.partition())
+        .addString(c.consumerGroup())
+        .addInteger(Math.max(1, c.batch()))
+        .addInteger(c.partitions())
+        .addInteger(c.leaseSeconds())
+        .addString(worker)
+        .addBoolean(c.autoAck())
+        .addString(c.subscriptionMode())
+        .addOffsetDateTime(c.subscriptionFrom())
+        .addString(c.namespace())
+        .addString(c.task());
+    return node.pool().preparedQuery(POP_SQL).execute(args).compose(rows -> {
+      if (rows.size() == 0) return Future.succeededFuture(null);
+      List<Row> slices = new ArrayList<>(rows.size());
+      List<Future<DecodedFrames>> decoded = new ArrayList<>(rows.size());
+      for (Row r : rows) {
+        slices.add(r);
+        var req = new DecodeRequest(r.getUUID("partition_id"), r.getLong("base_offset"),
+            r.getBuffer("blob").getBytes(), r.getInteger("start_idx"), r.getInteger("take"));
+        decoded.add(vertx.eventBus().<DecodedFrames>request(Addresses.DECODE, req,
+            LocalCodec.options(DECODE_TIMEOUT_MS)).map(Message::body));
+      }
+      return Future.all(decoded).map(v -> render(c, worker, slices, decoded));
+    });
+  }
+
+  private Buffer render(PopCommand c, String worker, List<Row> slices, List<Future<DecodedFrames>> decoded) {
+    String leaseId = c.autoAck() ? "" : worker;
+    Row first = slices.get(0);
+    var out = new JsonText(4096);
+    out.beginObject()
+        .field("success", true)
+        .field("queue", c.queue() == null ? "" : c.queue())
+        .field("partition", first.getString("partition_name"))
+        .field("partitionId", first.getUUID("partition_id").toString())
+        .field("leaseId", leaseId)
+        .field("consumerGroup", c.consumerGroup());
+    out.key("messages").beginArray();
+    UUID lastPid = null;
+    int claimed = 0;
+    for (int i = 0; i < slices.size(); i++) {
+      Row r = slices.get(i);
+      UUID pid = r.getUUID("partition_id");
+      if (!pid.equals(lastPid)) {
+        claimed++;
+        lastPid = pid;
+      }
+      String pidText = pid.toString();
+      String partition = r.getString("partition_name");
+      String createdAt = Timestamps.micros(r.getOffsetDateTime("created_at"));
+      int attempt = c.autoAck() ? 1 : Math.max(1, r.getInteger("delivery_attempt"));
+      DecodedFrames frames = decoded.get(i).result();
+      for (int k = 0; k < frames.frames().size(); k++) {
+        var f = frames.frames().get(k);
+        out.beginObject()
+            .field("id", f.messageId().toString())
+            .field("transactionId", f.transactionId())
+            .field("traceId", f.traceId() == null ? null : f.traceId().toString());
+        out.key("data").raw(frames.payloads().get(k));
+        out.field("producerSub", f.producerSub())
+            .field("createdAt", createdAt)
+            .field("partitionId", pidText)
+            .field("partition", partition)
+            .field("leaseId", leaseId)
+            .field("consumerGroup", c.consumerGroup())
+            .field("deliveryAttempt", attempt);
+        if (c.queue() == null) out.field("queue", r.getString("queue_name"));
+        out.endObject();
+      }
+    }
+    out.endArray();
+    out.field("partitionsClaimed", claimed);
+    out.endObject();
+    return out.buffer();
+  }
+
+  // ---- lease ------------------------------------------------------------------------------------------------
+
+  private void onLease(Message<LeaseCommand> msg) {
+    LeaseCommand c = msg.body();
+    node.pool().preparedQuery("SELECT queen.log_renew_lease_v1($1, $2, $3)")
+        .execute(Tuple.of(c.tenant(), c.leaseId(), c.seconds()))
+        .onSuccess(rows -> {
+          JsonObject r = (JsonObject) rows.iterator().next().getValue(0);
+          long renewed = r.getLong("renewed", 0L);
+          Object exp = r.getValue("expiresAt");
+          msg.reply(new JsonObject()
+              .put("leaseId", c.leaseId())
+              .put("success", renewed > 0)
+              .put("renewed", renewed)
+              .put("newExpiresAt", exp)
+              .put("expiresAt", exp)
+              .put("lease_expires_at", exp), LocalCodec.OPTIONS);
+        })
+        .onFailure(e -> msg.fail(500, "renew failed: " + e.getMessage()));
+  }
+
+}

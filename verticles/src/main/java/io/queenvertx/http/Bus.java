@@ -1,0 +1,28 @@
+package io.queenvertx.http;
+
+import io.queenvertx.bus.LocalCodec;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.eventbus.ReplyFailure;
+
+/** Requests from HTTP handlers to the verticles; a verticle's {@code fail(code, text)} becomes that status. */
+final class Bus {
+  /** Long enough for the longest long poll plus its final claim. */
+  static final long TIMEOUT_MS = 15 * 60_000L;
+
+  private Bus() {}
+
+  static <T> Future<T> request(Vertx vertx, String address, Object body) {
+    return vertx.eventBus().<T>request(address, body, LocalCodec.options(TIMEOUT_MS))
+        .map(Message::body)
+        .recover(e -> {
+          if (e instanceof ReplyException re && re.failureType() == ReplyFailure.RECIPIENT_FAILURE) {
+            int code = re.failureCode() >= 400 && re.failureCode() < 600 ? re.failureCode() : 500;
+            return Future.failedFuture(ApiError.of(code, ApiError.describe(re)));
+          }
+          return Future.failedFuture(ApiError.of(500, ApiError.describe(e)));
+        });
+  }
+}

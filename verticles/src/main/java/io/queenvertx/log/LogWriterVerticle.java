@@ -1,0 +1,361 @@
+package io.queenvertx.log;
+
+import io.queenvertx.boot.NodeContext;
+import io.queenvertx.bus.Addresses;
+import io.queenvertx.bus.LocalCodec;
+import io.queenvertx.bus.PushCommand;
+import io.queenvertx.bus.PushItem;
+import io.queenvertx.bus.PushOutcome;
+import io.queenvertx.codec.EnvelopeCipher;
+import io.queenvertx.codec.Frame;
+import io.queenvertx.codec.Segment;
+import io.queenvertx.codec.TxnHash;
+import io.queenvertx.codec.UuidV7;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Tuple;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The log writer: hashes transaction ids, packs frames into zstd segments and writes them, fusing concurrent pushes
+ * to one partition into one segment (ENGINE.md §14 "push fusion").
+ *
+ * <p>Deployed as a single worker verticle: its handlers run one at a time, so the fusion state needs no locks, and
+ * zstd work never runs on an event loop.
+ *
+ * <p>Invariants: at most one write is in flight per partition, so a partition's offsets are allocated in the order
+ * its frames were accepted here (offset order = commit order); a partition's frames wait in {@code pending} while its
+ * previous write is in flight and then leave together as one segment; several ready partitions leave in one
+ * {@code log_push_multi_v1} call (one commit).
+ */
+public final class LogWriterVerticle extends VerticleBase {
+  private static final Logger log = LoggerFactory.getLogger(LogWriterVerticle.class);
+  static final int MAX_BUNDLES_IN_FLIGHT = 8;
+  static final int MAX_PARTITIONS_PER_BUNDLE = 16;
+  static final int MAX_FRAMES_PER_SEGMENT = 1000;
+  static final int MAX_DUPLICATE_RETRIES = 3;
+  private static final String PUSH_MULTI =
+      "SELECT queen.log_push_multi_v1($1::uuid[], $2::text[], $3::text[], $4::int[], $5::bytea[], $6::bytea[])";
+
+  record PartitionKey(UUID tenant, String queue, String partition) {}
+
+  /** One frame waiting for its write, and the request it answers. */
+  static final class Slot {
+    final Frame frame;
+    final byte[] hash;
+    final Request owner;
+    final int index;
+    final List<Slot> flushFollowers = new ArrayList<>(0);
+    int attempts;
+
+    Slot(Frame frame, byte[] hash, Request owner, int index) {
+      this.frame = frame;
+      this.hash = hash;
+      this.owner = owner;
+      this.index = index;
+    }
+  }
+
+  /** One push request: its outcomes fill in as its frames are written; replied when none is outstanding. */
+  static final class Request {
+    final Message<PushCommand> msg;
+    final PushCommand cmd;
+    final PushOutcome[] out;
+    final int[] leaderOf;
+    int outstanding;
+
+    Request(Message<PushCommand> msg, PushCommand cmd) {
+      this.msg = msg;
+      this.cmd = cmd;
+      this.out = new PushOutcome[cmd.items().size()];
+      this.leaderOf = new int[cmd.items().size()];
+    }
+  }
+
+  private record PackedSegment(PartitionKey key, List<Slot> slots, byte[] blob, byte[] hashes) {}
+
+  private final NodeContext node;
+  private final Optional<EnvelopeCipher> cipher;
+  private final QueueSettings settings;
+  private final Map<PartitionKey, ArrayList<Slot>> pending = new LinkedHashMap<>();
+  private final Set<PartitionKey> inFlight = new HashSet<>();
+  private int bundlesInFlight;
+  private boolean dispatchScheduled;
+
+  public LogWriterVerticle(NodeContext node, Optional<EnvelopeCipher> cipher) {
+    this.node = node;
+    this.cipher = cipher;
+    this.settings = new QueueSettings(node.pool());
+  }
+
+  @Override
+  public Future<?> start() {
+    vertx.eventBus().<JsonObject>consumer(Addresses.QUEUE_CHANGED,
+        m -> settings.invalidate(m.body().getString("tenant"), m.body().getString("queue")));
+    return vertx.eventBus().<PushCommand>localConsumer(Addresses.PUSH, this::onPush).completion();
+  }
+
+  private void onPush(Message<PushCommand> msg) {
+    var req = new Request(msg, msg.body());
+    List<PushItem> items = req.cmd.items();
+    if (items.isEmpty()) {
+      msg.reply(List.of(), LocalCodec.OPTIONS);
+      return;
+    }
+    encryptionFor(req.cmd.tenant(), items).onComplete(ar -> {
+      Set<String> encrypted = ar.succeeded() ? ar.result() : Set.of();
+      accept(req, encrypted);
+    });
+  }
+
+  /** The queues of this request whose payloads are stored encrypted (only when a key is configured). */
+  private Future<Set<String>> encryptionFor(UUID tenant, List<PushItem> items) {
+    if (cipher.isEmpty()) return Future.succeededFuture(Set.of());
+    Set<String> queues = new HashSet<>();
+    for (PushItem i : items) queues.add(i.queue());
+    List<Future<Boolean>> checks = new ArrayList<>();
+    List<String> names = new ArrayList<>(queues);
+    for (String q : names) checks.add(settings.encryptionEnabled(tenant, q));
+    return Future.join(checks).transform(ar -> {
+      Set<String> on = new HashSet<>();
+      for (int i = 0; i < names.size(); i++) {
+        if (checks.get(i).succeeded() && Boolean.TRUE.equals(checks.get(i).result())) on.add(names.get(i));
+      }
+      return Future.succeededFuture(on);
+    });
+  }
+
+  private void accept(Request req, Set<String> encryptedQueues) {
+    List<PushItem> items = req.cmd.items();
+    // Within one request the first item for a (queue, partition, transactionId) leads; later copies follow it.
+    Map<String, Integer> leaders = new HashMap<>();
+    for (int i = 0; i < items.size(); i++) {
+      PushItem it = items.get(i);
+      req.leaderOf[i] = i;
+      if (it.transactionId() != null) {
+        String k = it.queue() + '\u0000' + it.partition() + '\u0000' + it.transactionId();
+        Integer prev = leaders.putIfAbsent(k, i);
+        if (prev != null) {
+          req.leaderOf[i] = prev;
+          continue;
+        }
+      }
+      UUID id = UuidV7.next();
+      String txn = it.transactionId() != null ? it.transactionId() : id.toString();
+      byte[] payload = it.payload();
+      boolean enc = false;
+      if (encryptedQueues.contains(it.queue())) {
+        try {
+          payload = cipher.orElseThrow().encryptToBytes(payload);
+          enc = true;
+        } catch (RuntimeException e) {
+          log.warn("encryption failed for queue {}; storing plaintext: {}", it.queue(), e.toString());
+        }
+      }
+      var frame = new Frame(id, txn, null, req.cmd.producerSub(), payload, enc);
+      var key = new PartitionKey(req.cmd.tenant(), it.queue(), it.partition());
+      pending.computeIfAbsent(key, k -> new ArrayList<>()).add(new Slot(frame, TxnHash.of(txn), req, i));
+      req.outstanding++;
+    }
+    scheduleDispatch();
+  }
+
+  private void scheduleDispatch() {
+    if (dispatchScheduled) return;
+    dispatchScheduled = true;
+    context.runOnContext(v -> dispatch());
+  }
+
+  private void dispatch() {
+    dispatchScheduled = false;
+    while (bundlesInFlight < MAX_BUNDLES_IN_FLIGHT) {
+      List<PackedSegment> bundle = new ArrayList<>();
+      List<PartitionKey> taken = new ArrayList<>();
+      for (var e : pending.entrySet()) {
+        if (inFlight.contains(e.getKey())) continue;
+        taken.add(e.getKey());
+        if (taken.size() == MAX_PARTITIONS_PER_BUNDLE) break;
+      }
+      if (taken.isEmpty()) return;
+      for (PartitionKey key : taken) {
+        List<Slot> slots = pending.remove(key);
+        inFlight.add(key);
+        List<Slot> leaders = dedupWithinFlush(slots);
+        for (int from = 0; from < leaders.size(); from += MAX_FRAMES_PER_SEGMENT) {
+          bundle.add(pack(key, leaders.subList(from, Math.min(leaders.size(), from + MAX_FRAMES_PER_SEGMENT))));
+        }
+      }
+      bundlesInFlight++;
+      write(bundle, taken);
+    }
+  }
+
+  /** The first frame with a given hash leads the flush; the rest become its followers (ENGINE.md §3.2 layer 2). */
+  private static List<Slot> dedupWithinFlush(List<Slot> slots) {
+    Map<ByteBuffer, Slot> seen = new HashMap<>();
+    List<Slot> leaders = new ArrayList<>(slots.size());
+    for (Slot s : slots) {
+      Slot lead = seen.putIfAbsent(ByteBuffer.wrap(s.hash), s);
+      if (lead == null) leaders.add(s);
+      else lead.flushFollowers.add(s);
+    }
+    return leaders;
+  }
+
+  private PackedSegment pack(PartitionKey key, List<Slot> slots) {
+    List<Frame> frames = new ArrayList<>(slots.size());
+    byte[] hashes = new byte[slots.size() * TxnHash.BYTES];
+    for (int i = 0; i < slots.size(); i++) {
+      frames.add(slots.get(i).frame);
+      System.arraycopy(slots.get(i).hash, 0, hashes, i * TxnHash.BYTES, TxnHash.BYTES);
+    }
+    return new PackedSegment(key, new ArrayList<>(slots), Segment.pack(frames, node.config().zstdLevel()), hashes);
+  }
+
+  private void write(List<PackedSegment> bundle, List<PartitionKey> keys) {
+    int n = bundle.size();
+    UUID[] tenants = new UUID[n];
+    String[] queues = new String[n];
+    String[] partitions = new String[n];
+    Integer[] counts = new Integer[n];
+    Buffer[] hashes = new Buffer[n];
+    Buffer[] blobs = new Buffer[n];
+    for (int i = 0; i < n; i++) {
+      PackedSegment s = bundle.get(i);
+      tenants[i] = s.key.tenant();
+      queues[i] = s.key.queue();
+      partitions[i] = s.key.partition();
+      counts[i] = s.slots.size();
+      hashes[i] = Buffer.buffer(s.hashes);
+      blobs[i] = Buffer.buffer(s.blob);
+    }
+    node.pool().preparedQuery(PUSH_MULTI)
+        .execute(Tuple.of(tenants, queues, partitions, counts, hashes, blobs))
+        .onComplete(ar -> {
+          List<Future<?>> followUps = new ArrayList<>();
+          if (ar.failed()) {
+            log.warn("push write failed ({} segments): {}", n, ar.cause().getMessage());
+            for (PackedSegment s : bundle) for (Slot slot : s.slots) resolveFailed(slot);
+          } else {
+            JsonArray results = (JsonArray) ar.result().iterator().next().getValue(0);
+            for (int i = 0; i < n; i++) followUps.add(onSegmentResult(bundle.get(i), results.getJsonObject(i)));
+          }
+          Future.join(followUps).onComplete(done -> {
+            bundlesInFlight--;
+            inFlight.removeAll(keys);
+            scheduleDispatch();
+          });
+        });
+  }
+
+  private Future<?> onSegmentResult(PackedSegment seg, JsonObject r) {
+    UUID pid = r.getString("partitionId") == null ? null : UUID.fromString(r.getString("partitionId"));
+    if ("queued".equals(r.getString("status"))) {
+      long base = r.getLong("baseOffset");
+      for (int i = 0; i < seg.slots.size(); i++) resolve(seg.slots.get(i), "queued", pid, base + i, null);
+      announce(seg.key, pid, base + seg.slots.size() - 1);
+      return Future.succeededFuture();
+    }
+    // duplicate: the frames named in "dups" exist in the window; nothing was written, so the others go again.
+    Map<Integer, Long> dups = new HashMap<>();
+    for (Object o : r.getJsonArray("dups", new JsonArray())) {
+      JsonObject d = (JsonObject) o;
+      dups.put(d.getInteger("i"), d.getLong("off"));
+    }
+    List<Slot> retry = new ArrayList<>();
+    List<Future<?>> lookups = new ArrayList<>();
+    for (int i = 0; i < seg.slots.size(); i++) {
+      Slot s = seg.slots.get(i);
+      Long off = dups.get(i);
+      if (off != null) {
+        lookups.add(originalMessageId(pid, off).onComplete(id -> resolve(s, "duplicate", pid, off,
+            id.succeeded() ? id.result() : UuidV7.ZERO)));
+      } else if (++s.attempts > MAX_DUPLICATE_RETRIES) {
+        resolveFailed(s);
+      } else {
+        retry.add(s);
+      }
+    }
+    if (!retry.isEmpty()) {
+      // Back to the head of the partition's queue, ahead of frames that arrived during this write.
+      var queue = pending.computeIfAbsent(seg.key, k -> new ArrayList<>());
+      queue.addAll(0, retry);
+    }
+    return Future.join(lookups);
+  }
+
+  /** The id of the frame already stored at {@code off}: decoded from its covering segment, else the all-zero uuid. */
+  private Future<UUID> originalMessageId(UUID pid, long off) {
+    return node.pool()
+        .preparedQuery("SELECT base_offset, blob FROM queen.log_segment_at_v1($1, $2)")
+        .execute(Tuple.of(pid, off))
+        .map(rows -> {
+          var it = rows.iterator();
+          if (!it.hasNext()) return UuidV7.ZERO;
+          var row = it.next();
+          try {
+            var seg = Segment.decode(row.getBuffer("blob").getBytes());
+            return seg.frame((int) (off - row.getLong("base_offset"))).messageId();
+          } catch (Exception e) {
+            return UuidV7.ZERO;
+          }
+        })
+        .otherwise(UuidV7.ZERO);
+  }
+
+  private void announce(PartitionKey key, UUID pid, long lastOffset) {
+    vertx.eventBus().publish(Addresses.LANDED, new JsonObject()
+        .put("tenant", key.tenant().toString())
+        .put("queue", key.queue())
+        .put("partition", key.partition())
+        .put("partitionId", pid.toString())
+        .put("lastOffset", lastOffset));
+  }
+
+  private void resolveFailed(Slot s) {
+    resolve(s, "failed", null, -1, s.frame.messageId());
+  }
+
+  /** Records a leader's verdict, and its followers' (a follower of a stored frame is its duplicate). */
+  private void resolve(Slot s, String status, UUID pid, long offset, UUID duplicateOf) {
+    PushItem item = s.owner.cmd.items().get(s.index);
+    UUID id = "queued".equals(status) || "failed".equals(status) ? s.frame.messageId() : duplicateOf;
+    complete(s.owner, s.index, new PushOutcome(s.index, id, s.frame.transactionId(), item.queue(), status, pid, offset));
+    for (Slot f : s.flushFollowers) {
+      String fs = "failed".equals(status) ? "failed" : "duplicate";
+      PushItem fi = f.owner.cmd.items().get(f.index);
+      complete(f.owner, f.index, new PushOutcome(f.index, "failed".equals(fs) ? f.frame.messageId() : id,
+          f.frame.transactionId(), fi.queue(), fs, pid, offset));
+    }
+  }
+
+  private void complete(Request req, int index, PushOutcome o) {
+    req.out[index] = o;
+    if (--req.outstanding > 0) return;
+    // Followers inside the request copy their leader's final id and inherit its failure.
+    for (int i = 0; i < req.out.length; i++) {
+      int lead = req.leaderOf[i];
+      if (lead == i) continue;
+      PushOutcome l = req.out[lead];
+      String st = "failed".equals(l.status()) ? "failed" : "duplicate";
+      req.out[i] = new PushOutcome(i, l.messageId(), l.transactionId(), l.queue(), st, l.partitionId(), l.offset());
+    }
+    req.msg.reply(Arrays.asList(req.out), LocalCodec.OPTIONS);
+  }
+}
