@@ -35,15 +35,21 @@ BEGIN
   ms := extract(epoch FROM clock_timestamp() - t0) * 1000 / 200;
   RAISE NOTICE 'backlog pop: % ms/pop', round(ms, 2);
   PERFORM qt.eq(total, 200, 'every pop delivered one partition');
-  PERFORM qt.ok(ms < 25, 'backlog pop under 25 ms (was ' || round(ms, 2) || ')');
+  PERFORM qt.ok(ms < 10, 'backlog pop under 10 ms (was ' || round(ms, 2) || ')');
 END $$;
 
 DO $$
-DECLARE k int; r jsonb; t0 timestamptz; ms numeric;
+DECLARE k int; r jsonb; t0 timestamptz; ms numeric; total int := 0;
 BEGIN
-  -- drain the queue for group 'idle' in one big autoAck pop, then: one empty scan sets the floor
-  r := qt.pop('perf.q', NULL, 'idle', 20000, 0, '', auto_ack => true);
-  PERFORM qt.eq(qt.taken(r), 10000, 'drained 10k');
+  -- drain the queue for group 'idle' with big uncapped autoAck pops (each claims at most 512 candidates),
+  -- then: one empty scan sets the floor
+  FOR k IN 1 .. 40 LOOP
+    r := qt.pop('perf.q', NULL, 'idle', 20000, 0, '', auto_ack => true);
+    PERFORM qt.ok(qt.taken(r) <= 512, 'uncapped pop claims at most 512 candidates');
+    total := total + qt.taken(r);
+    EXIT WHEN r = '[]'::jsonb;
+  END LOOP;
+  PERFORM qt.eq(total, 10000, 'drained 10k');
   UPDATE queen.log_partitions p SET last_write_at = now() - interval '1 hour'
   FROM queen.queues q WHERE q.id = p.queue_id AND q.name = 'perf.q';
   t0 := clock_timestamp();

@@ -832,7 +832,11 @@ BEGIN
                 OPEN v_cur FOR
                     SELECT p.id, p.name
                     FROM queen.log_partitions p
-                    LEFT JOIN queen.log_consumers c ON c.partition_id = p.id AND c.consumer_group = v_group
+                    LEFT JOIN LATERAL (
+                        SELECT c0.partition_id, c0.committed, c0.worker_id, c0.lease_expires_at
+                        FROM queen.log_consumers c0
+                        WHERE c0.partition_id = p.id AND c0.consumer_group = v_group
+                        LIMIT 1) c ON true
                     WHERE p.queue_id = v_q.id
                       AND p.last_write_at >= v_floor - interval '2 minutes'
                       AND (c.partition_id IS NULL OR p.last_offset > c.committed)
@@ -842,12 +846,18 @@ BEGIN
             ELSE
                 -- No floor: walk the queue's partitions by id from a random pivot (wrapping around). Both halves
                 -- stop at the LIMIT, so a deep backlog over many partitions costs O(candidates), not O(partitions).
+                -- The cursor probe is a LATERAL ... LIMIT 1 (not pulled up) so it stays a per-row PK lookup and the
+                -- planner cannot turn it into a merge/hash join over every cursor of the group.
                 v_pivot := gen_random_uuid();
                 OPEN v_cur FOR
                     SELECT x.id, x.name FROM (
                         (SELECT p.id, p.name, 0 AS half
                          FROM queen.log_partitions p
-                         LEFT JOIN queen.log_consumers c ON c.partition_id = p.id AND c.consumer_group = v_group
+                         LEFT JOIN LATERAL (
+                             SELECT c0.partition_id, c0.committed, c0.worker_id, c0.lease_expires_at
+                             FROM queen.log_consumers c0
+                             WHERE c0.partition_id = p.id AND c0.consumer_group = v_group
+                             LIMIT 1) c ON true
                          WHERE p.queue_id = v_q.id AND p.id >= v_pivot
                            AND (c.partition_id IS NULL OR p.last_offset > c.committed)
                            AND (c.worker_id IS NULL OR c.lease_expires_at IS NULL OR c.lease_expires_at < v_now)
@@ -856,7 +866,11 @@ BEGIN
                         UNION ALL
                         (SELECT p.id, p.name, 1 AS half
                          FROM queen.log_partitions p
-                         LEFT JOIN queen.log_consumers c ON c.partition_id = p.id AND c.consumer_group = v_group
+                         LEFT JOIN LATERAL (
+                             SELECT c0.partition_id, c0.committed, c0.worker_id, c0.lease_expires_at
+                             FROM queen.log_consumers c0
+                             WHERE c0.partition_id = p.id AND c0.consumer_group = v_group
+                             LIMIT 1) c ON true
                          WHERE p.queue_id = v_q.id AND p.id < v_pivot
                            AND (c.partition_id IS NULL OR p.last_offset > c.committed)
                            AND (c.worker_id IS NULL OR c.lease_expires_at IS NULL OR c.lease_expires_at < v_now)

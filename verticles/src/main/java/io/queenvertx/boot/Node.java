@@ -1,6 +1,10 @@
 package io.queenvertx.boot;
 
+import io.queenvertx.bus.Addresses;
 import io.queenvertx.bus.LocalCodec;
+import io.queenvertx.dlq.DlqMoverVerticle;
+import io.queenvertx.tenancy.CachedOwnershipGate;
+import io.queenvertx.tenancy.OwnershipGate;
 import io.queenvertx.codec.EnvelopeCipher;
 import io.queenvertx.consumer.ConsumerVerticle;
 import io.queenvertx.decoder.SegmentCache;
@@ -65,9 +69,17 @@ public final class Node implements AutoCloseable {
       if (effective.applySchema()) Migrations.apply(db);
       vertx = createVertx(effective);
       Pool pool = createPool(vertx, effective, db);
-      var ctx = new NodeContext(effective, pool);
-      vertx.eventBus().registerCodec(new LocalCodec());
       Optional<EnvelopeCipher> cipher = cipherOf(effective);
+      OwnershipGate gate = effective.tenancyHeader() ? new CachedOwnershipGate(pool) : OwnershipGate.OPEN;
+      var ctx = new NodeContext(effective, pool, gate, new MaintenanceFlags(), cipher);
+      vertx.eventBus().registerCodec(new LocalCodec());
+      vertx.eventBus().<io.vertx.core.json.JsonObject>consumer(Addresses.QUEUE_CHANGED, m -> {
+        var ids = m.body().getJsonArray("partitionIds");
+        if (ids == null) return;
+        List<java.util.UUID> pids = new ArrayList<>();
+        for (Object o : ids) pids.add(java.util.UUID.fromString(o.toString()));
+        gate.invalidate(pids);
+      });
       var cache = new SegmentCache(effective.segmentCacheEntries());
       List<String> ids = new ArrayList<>();
       var worker = new DeploymentOptions().setThreadingModel(ThreadingModel.WORKER);
@@ -75,6 +87,7 @@ public final class Node implements AutoCloseable {
           new DeploymentOptions(worker).setInstances(2))));
       ids.add(await(vertx.deployVerticle(new LogWriterVerticle(ctx, cipher), new DeploymentOptions(worker))));
       ids.add(await(vertx.deployVerticle(new ConsumerVerticle(ctx))));
+      ids.add(await(vertx.deployVerticle(new DlqMoverVerticle(ctx, cipher), new DeploymentOptions(worker))));
       ids.add(await(vertx.deployVerticle(() -> new HttpVerticle(ctx),
           new DeploymentOptions().setInstances(effective.httpInstances()))));
       log.info("queen-vertx {} node {} listening on {}:{}", Config.VERSION, effective.serverId(),

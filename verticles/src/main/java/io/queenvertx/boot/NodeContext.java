@@ -1,6 +1,13 @@
 package io.queenvertx.boot;
 
+import io.queenvertx.tenancy.OwnershipGate;
 import io.vertx.sqlclient.Pool;
+import io.queenvertx.codec.EnvelopeCipher;
+import java.util.Optional;
 
-/** What every verticle of a node is handed at deployment: the configuration and the node's PostgreSQL pool. */
-public record NodeContext(Config config, Pool pool) {}
+/**
+ * What every verticle of a node is handed at deployment: the configuration, the node's PostgreSQL pool, the tenant
+ * ownership gate and the maintenance switches.
+ */
+public record NodeContext(Config config, Pool pool, OwnershipGate gate, MaintenanceFlags maintenance,
+                          Optional<EnvelopeCipher> cipher) {}

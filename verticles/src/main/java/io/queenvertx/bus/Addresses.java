@@ -17,6 +17,11 @@ public final class Addresses {
   public static final String ACK = "queen.consumer.ack";
   /** consumer: a {@code LeaseCommand}, replied with the renewal JSON. */
   public static final String LEASE = "queen.consumer.lease";
+  /**
+   * consumer: file a dead-letter row for a hand-off an ack already decided (a transaction's ack, after its commit):
+   * {@code {"partitionId","group","worker","off","error"}}.
+   */
+  public static final String DLQ_FILE = "queen.consumer.dlq.file";
   /** segment decoder (worker): a {@code DecodeRequest}, replied with a {@code DecodedSegment}. */
   public static final String DECODE = "queen.decoder.decode";
   /** DLQ mover: a {@code DlqMoveCommand}, replied with the verdict. */

@@ -124,7 +124,7 @@ final class Acks {
     long off = r.getLong("off");
     Integer poison = r.getInteger("poisonIndex");
     String worker = r.getString("worker", g.leaseId());
-    return fileDeadLetter(pid, g.group(), worker, off, idx, items).onComplete(ar -> {
+    return fileDeadLetter(pid, g.group(), worker, off, txn -> errorFor(txn, idx, items)).onComplete(ar -> {
       for (int j = 0; j < idx.size(); j++) {
         int i = idx.get(j);
         AckItem it = items.get(i);
@@ -137,8 +137,8 @@ final class Acks {
   }
 
   /** Decodes the poison frame and files it (ENGINE.md §7.1); fails with the reason when it cannot be filed. */
-  private Future<Void> fileDeadLetter(UUID pid, String group, String worker, long off, List<Integer> idx,
-                                      List<AckItem> items) {
+  Future<Void> fileDeadLetter(UUID pid, String group, String worker, long off,
+                              java.util.function.Function<String, String> errorOf) {
     return node.pool().preparedQuery("SELECT base_offset, blob FROM queen.log_segment_at_v1($1, $2)")
         .execute(Tuple.of(pid, off))
         .compose(rows -> {
@@ -152,7 +152,7 @@ final class Acks {
             return Future.failedFuture("dlq rejected");
           }
           String snapshot = f.payload().length == 0 ? "null" : new String(f.payload(), StandardCharsets.UTF_8);
-          String error = errorFor(f.transactionId(), idx, items);
+          String error = errorOf.apply(f.transactionId());
           return node.pool()
               .preparedQuery("SELECT queen.log_dlq_head_v1($1, $2, $3, $4, $5, $6, $7::text::jsonb, $8)")
               .execute(Tuple.of(pid, group, worker, off, f.messageId(), f.transactionId(), snapshot, error))

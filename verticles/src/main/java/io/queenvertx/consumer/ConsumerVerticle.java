@@ -74,7 +74,14 @@ public final class ConsumerVerticle extends VerticleBase {
         bus.<AckCommand>localConsumer(Addresses.ACK, m -> acks.ack(vertx, m.body())
             .onSuccess(r -> m.reply(r, LocalCodec.OPTIONS))
             .onFailure(e -> m.fail(500, e.getMessage()))).completion(),
-        bus.<LeaseCommand>localConsumer(Addresses.LEASE, this::onLease).completion());
+        bus.<LeaseCommand>localConsumer(Addresses.LEASE, this::onLease).completion(),
+        bus.<JsonObject>localConsumer(Addresses.DLQ_FILE, m -> {
+          JsonObject d = m.body();
+          String err = d.getString("error");
+          acks.fileDeadLetter(UUID.fromString(d.getString("partitionId")), d.getString("group"), d.getString("worker"),
+                  d.getLong("off"), txn -> err != null ? err : Acks.DEFAULT_DLQ_ERROR)
+              .onFailure(e -> log.warn("dead-letter filing after a transaction failed: {}", e.getMessage()));
+        }).completion());
   }
 
   public int parkedPolls() {

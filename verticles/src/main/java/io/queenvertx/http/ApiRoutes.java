@@ -13,5 +13,8 @@ final class ApiRoutes {
     PushRoutes.mount(routes, node, vertx);
     PopRoutes.mount(routes, node, vertx);
     AckRoutes.mount(routes, node, vertx);
+    TransactionRoutes.mount(routes, vertx);
+    MessageRoutes.mount(routes, node, vertx);
+    DlqRoutes.mount(routes, node, vertx, node.cipher());
   }
 }

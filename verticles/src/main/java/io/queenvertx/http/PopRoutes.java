@@ -20,15 +20,15 @@ final class PopRoutes {
   private PopRoutes() {}
 
   static void mount(RouteTable routes, NodeContext node, Vertx vertx) {
-    Config cfg = node.config();
-    routes.get("/api/v1/pop/queue/:queue", ctx -> pop(ctx, vertx, cfg, ctx.pathParam("queue"), null, false));
+    routes.get("/api/v1/pop/queue/:queue", ctx -> pop(ctx, vertx, node, ctx.pathParam("queue"), null, false));
     routes.get("/api/v1/pop/queue/:queue/partition/:partition",
-        ctx -> pop(ctx, vertx, cfg, ctx.pathParam("queue"), ctx.pathParam("partition"), false));
-    routes.get("/api/v1/pop", ctx -> pop(ctx, vertx, cfg, null, null, true));
+        ctx -> pop(ctx, vertx, node, ctx.pathParam("queue"), ctx.pathParam("partition"), false));
+    routes.get("/api/v1/pop", ctx -> pop(ctx, vertx, node, null, null, true));
   }
 
-  private static void pop(RoutingContext ctx, Vertx vertx, Config cfg, String queue, String partition,
+  private static void pop(RoutingContext ctx, Vertx vertx, NodeContext node, String queue, String partition,
                           boolean discovery) {
+    Config cfg = node.config();
     var q = new TypedQuery(ctx);
     int batch = q.i32("batch", 200);
     int partitions = q.i32("partitions", 1);
@@ -57,6 +57,11 @@ final class PopRoutes {
           .put("messages", new JsonArray()));
     }
 
+    if (node.maintenance().popMaintenance()) {
+      // Pop maintenance: every pop is a 204 with no body (API.md §5.14).
+      ErrorContract.noContent(ctx);
+      return;
+    }
     boolean queueMode = isEmpty(group) || QUEUE_MODE.equals(group);
     String effectiveGroup = queueMode ? QUEUE_MODE : group;
     String mode = "all";

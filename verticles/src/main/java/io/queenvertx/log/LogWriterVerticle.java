@@ -6,6 +6,7 @@ import io.queenvertx.bus.LocalCodec;
 import io.queenvertx.bus.PushCommand;
 import io.queenvertx.bus.PushItem;
 import io.queenvertx.bus.PushOutcome;
+import io.queenvertx.bus.TransactionCommand;
 import io.queenvertx.codec.EnvelopeCipher;
 import io.queenvertx.codec.Frame;
 import io.queenvertx.codec.Segment;
@@ -93,6 +94,7 @@ public final class LogWriterVerticle extends VerticleBase {
   private final NodeContext node;
   private final Optional<EnvelopeCipher> cipher;
   private final QueueSettings settings;
+  private final Transactions transactions;
   private final Map<PartitionKey, ArrayList<Slot>> pending = new LinkedHashMap<>();
   private final Set<PartitionKey> inFlight = new HashSet<>();
   private int bundlesInFlight;
@@ -102,13 +104,20 @@ public final class LogWriterVerticle extends VerticleBase {
     this.node = node;
     this.cipher = cipher;
     this.settings = new QueueSettings(node.pool());
+    this.transactions = new Transactions(node, cipher, settings);
   }
 
   @Override
   public Future<?> start() {
     vertx.eventBus().<JsonObject>consumer(Addresses.QUEUE_CHANGED,
         m -> settings.invalidate(m.body().getString("tenant"), m.body().getString("queue")));
-    return vertx.eventBus().<PushCommand>localConsumer(Addresses.PUSH, this::onPush).completion();
+    var tx = vertx.eventBus().<TransactionCommand>localConsumer(Addresses.TRANSACTION,
+        m -> transactions.run(vertx, m.body()).onComplete(ar -> {
+          if (ar.succeeded()) m.reply(ar.result(), LocalCodec.OPTIONS);
+          else m.fail(500, ar.cause().getMessage());
+        }));
+    return Future.all(tx.completion(),
+        vertx.eventBus().<PushCommand>localConsumer(Addresses.PUSH, this::onPush).completion());
   }
 
   private void onPush(Message<PushCommand> msg) {

@@ -1,0 +1,162 @@
+package io.queenvertx.dlq;
+
+import io.queenvertx.boot.NodeContext;
+import io.queenvertx.bus.Addresses;
+import io.queenvertx.bus.DlqMoveCommand;
+import io.queenvertx.bus.LocalCodec;
+import io.queenvertx.bus.Verdict;
+import io.queenvertx.codec.EnvelopeCipher;
+import io.queenvertx.codec.Frame;
+import io.queenvertx.codec.Segment;
+import io.queenvertx.codec.TxnHash;
+import io.queenvertx.codec.UuidV7;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.Tuple;
+import java.nio.charset.StandardCharsets;
+import java.util.Optional;
+import java.util.UUID;
+
+/**
+ * The DLQ mover (seed "POST /api/v1/messages/:partitionId/:transactionId/retry", ENGINE.md §7.3): reads the row,
+ * decrypts its snapshot, packs one frame with transaction id {@code dlq:<row id>} (encrypted for the destination
+ * queue), and lets {@code log_dlq_move_v1} claim the row FOR UPDATE, push the frame and delete the row in ONE
+ * transaction. Afterwards the landing is announced, also for a duplicate, so parked pops wake. Deployed as a worker
+ * (crypto and zstd).
+ */
+public final class DlqMoverVerticle extends VerticleBase {
+  static final String GONE_ID = "No dead-letter row with this id \u2014 it was already replayed or purged";
+  static final String GONE_ADDRESS = "No dead-letter row for this address. Only dead-lettered messages can be replayed";
+
+  private final NodeContext node;
+  private final Optional<EnvelopeCipher> cipher;
+
+  public DlqMoverVerticle(NodeContext node, Optional<EnvelopeCipher> cipher) {
+    this.node = node;
+    this.cipher = cipher;
+  }
+
+  @Override
+  public Future<?> start() {
+    return vertx.eventBus().<DlqMoveCommand>localConsumer(Addresses.DLQ_MOVE, this::onMove).completion();
+  }
+
+  private void onMove(Message<DlqMoveCommand> msg) {
+    DlqMoveCommand c = msg.body();
+    lookup(c).compose(row -> row == null ? Future.succeededFuture(gone(c)) : move(c, row))
+        .onSuccess(v -> msg.reply(v, LocalCodec.OPTIONS))
+        .onFailure(e -> msg.reply(new Verdict(500, lookupFailed(c, e)), LocalCodec.OPTIONS));
+  }
+
+  private Future<Row> lookup(DlqMoveCommand c) {
+    var q = c.byAddress()
+        ? node.pool().preparedQuery("SELECT * FROM queen.dlq_newest_for_address_v1($1, $2, $3)")
+            .execute(Tuple.of(c.tenant(), c.partitionId(), c.transactionId()))
+        : node.pool().preparedQuery("SELECT * FROM queen.dlq_row_v1($1, $2)").execute(Tuple.of(c.tenant(), c.dlqId()));
+    return q.map(rows -> rows.size() == 0 ? null : rows.iterator().next());
+  }
+
+  private Future<Verdict> move(DlqMoveCommand c, Row row) {
+    UUID id = row.getUUID("id");
+    String queue = c.queueOverride() != null ? c.queueOverride() : row.getString("queue");
+    String partition = c.partitionOverride() != null ? c.partitionOverride() : row.getString("partition");
+    String stored = row.getString("payload");
+    byte[] payload = stored == null ? new byte[0] : stored.getBytes(StandardCharsets.UTF_8);
+    if (cipher.isPresent()) payload = cipher.get().tryDecrypt(payload).orElse(payload);
+    final byte[] plain = payload;
+    return destinationEncrypted(c.tenant(), queue).compose(enc -> {
+      byte[] p = plain;
+      boolean encrypted = false;
+      if (enc && cipher.isPresent()) {
+        p = cipher.get().encryptToBytes(plain);
+        encrypted = true;
+      }
+      String txn = "dlq:" + id;
+      UUID newId = UuidV7.next();
+      byte[] blob = Segment.pack(java.util.List.of(new Frame(newId, txn, null, null, p, encrypted)),
+          node.config().zstdLevel());
+      return node.pool().preparedQuery("SELECT queen.log_dlq_move_v1($1, $2, $3, $4, $5, $6)")
+          .execute(Tuple.of(c.tenant(), id, queue, partition, Buffer.buffer(TxnHash.of(txn)), Buffer.buffer(blob)))
+          .map(rows -> verdict(c, row, (JsonObject) rows.iterator().next().getValue(0), newId, txn, queue, partition))
+          .otherwise(DlqMoverVerticle::moveFailed);
+    });
+  }
+
+  private Verdict verdict(DlqMoveCommand c, Row row, JsonObject r, UUID newId, String txn, String queue,
+                          String partition) {
+    String result = r.getString("result");
+    if ("gone".equals(result)) return gone(c);
+    boolean moved = "moved".equals(result);
+    vertx.eventBus().publish(Addresses.LANDED, new JsonObject()
+        .put("tenant", c.tenant().toString()).put("queue", r.getString("queue", queue))
+        .put("partition", r.getString("partition", partition))
+        .put("partitionId", r.getString("destPartitionId")).put("lastOffset", r.getLong("offset")));
+    var replayedAs = new JsonObject()
+        .put("index", 0)
+        .put("message_id", moved ? newId.toString() : UuidV7.ZERO.toString())
+        .put("transaction_id", txn)
+        .put("queueName", r.getString("queue", queue))
+        .put("status", moved ? "queued" : "duplicate")
+        .put("offset", r.getLong("offset"));
+    return new Verdict(200, new JsonObject()
+        .put("success", true)
+        .put("result", moved ? "moved" : "duplicate")
+        .put("queue", r.getString("queue", queue))
+        .put("partition", r.getString("partition", partition))
+        .put("consumerGroup", row.getString("consumer_group"))
+        .put("dlqId", row.getUUID("id").toString())
+        .put("originalTransactionId", row.getString("transaction_id"))
+        .put("replayedAs", replayedAs)
+        .put("dlqRowRemoved", moved));
+  }
+
+  private Future<Boolean> destinationEncrypted(UUID tenant, String queue) {
+    if (cipher.isEmpty()) return Future.succeededFuture(false);
+    return node.pool().preparedQuery("SELECT encryption_enabled FROM queen.queues WHERE tenant_id = $1 AND name = $2")
+        .execute(Tuple.of(tenant, queue))
+        .map(rows -> rows.size() > 0 && Boolean.TRUE.equals(rows.iterator().next().getBoolean(0)));
+  }
+
+  /**
+   * The database refused the move (it raised; the transaction rolled back, the row is untouched), or the outcome is
+   * unknown because the connection was lost around the commit: then {@code dlqRowRemoved} is null.
+   */
+  private static Verdict moveFailed(Throwable e) {
+    if (e instanceof io.vertx.pgclient.PgException) {
+      return new Verdict(500, new JsonObject().put("success", false)
+          .put("error", "dlq move failed: " + messageOf(e)).put("dlqRowRemoved", false)
+          .put("message", "Nothing was replayed \u2014 the dead-letter row is untouched"));
+    }
+    return new Verdict(500, new JsonObject().put("success", false).put("error", messageOf(e))
+        .putNull("dlqRowRemoved")
+        .put("message", "The outcome of this replay is unknown \u2014 re-read the dead-letter list: if the row is gone,"
+            + " the move happened"));
+  }
+
+  static Verdict gone(DlqMoveCommand c) {
+    if (c.byAddress()) {
+      return new Verdict(404, new JsonObject().put("success", false)
+          .put("partitionId", c.partitionId().toString()).put("transactionId", c.transactionId())
+          .put("error", "Message not found").put("message", GONE_ADDRESS));
+    }
+    return new Verdict(404, new JsonObject().put("success", false).put("result", "gone").put("dlqId", c.dlqId())
+        .put("error", "Message not found").put("message", GONE_ID));
+  }
+
+  /** The one asymmetry of the two routes: a failed lookup is a bare error on the retry route (seed "The verdicts"). */
+  private static JsonObject lookupFailed(DlqMoveCommand c, Throwable e) {
+    String text = "dlq lookup failed: " + messageOf(e);
+    if (c.byAddress()) return new JsonObject().put("error", text);
+    return new JsonObject().put("success", false).put("error", text).put("dlqRowRemoved", false)
+        .put("message", "Nothing was replayed \u2014 the dead-letter row is untouched");
+  }
+
+  private static String messageOf(Throwable e) {
+    if (e instanceof io.vertx.pgclient.PgException pg && pg.getErrorMessage() != null) return pg.getErrorMessage();
+    return e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+  }
+}

@@ -1,0 +1,133 @@
+package io.queenvertx.http;
+
+import io.queenvertx.boot.NodeContext;
+import io.queenvertx.bus.Addresses;
+import io.queenvertx.bus.DlqMoveCommand;
+import io.queenvertx.bus.Verdict;
+import io.queenvertx.codec.EnvelopeCipher;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.json.Json;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.sqlclient.Tuple;
+import java.util.Optional;
+
+/** {@code GET/DELETE /api/v1/dlq} and {@code POST /api/v1/dlq/:id/replay} (seed, API.md §5.10). */
+final class DlqRoutes {
+  static final String REPLAY_BODY_HINT = "The replay body is optional; send {} to replay in place, or name a "
+      + "destination with {\"queue\":\"...\",\"partition\":\"...\"}";
+  private static final String[] FILTERS = {"queue", "consumerGroup", "partition", "from", "to", "limit", "offset",
+      "cursor"};
+
+  private DlqRoutes() {}
+
+  static void mount(RouteTable routes, NodeContext node, Vertx vertx, Optional<EnvelopeCipher> cipher) {
+    routes.get("/api/v1/dlq", ctx -> list(ctx, node, cipher));
+    routes.delete("/api/v1/dlq", ctx -> purge(ctx, node));
+    routes.post("/api/v1/dlq/:id/replay", ctx -> replay(ctx, node, vertx));
+  }
+
+  private static void list(RoutingContext ctx, NodeContext node, Optional<EnvelopeCipher> cipher) {
+    JsonObject filter = new JsonObject();
+    for (String k : FILTERS) {
+      String v = ctx.request().getParam(k);
+      if (v != null && !v.isEmpty()) filter.put(k, v);
+    }
+    node.pool().preparedQuery("SELECT queen.get_dlq_messages_v1($1, $2::text::jsonb)")
+        .execute(Tuple.of(Tenancy.of(ctx), filter.encode()))
+        .onFailure(e -> ctx.fail(ApiError.prefixed(500, "dlq failed: ", e)))
+        .onSuccess(rows -> {
+          JsonObject r = (JsonObject) rows.iterator().next().getValue(0);
+          if (cipher.isPresent()) {
+            for (Object o : r.getJsonArray("messages", new JsonArray())) decrypt((JsonObject) o, cipher.get());
+          }
+          ErrorContract.send(ctx, ProcedureResult.statusOf(r.encode()), r);
+        });
+  }
+
+  /** A snapshot that sniffs as an envelope and decrypts is shown as plaintext; anything else exactly as stored. */
+  private static void decrypt(JsonObject row, EnvelopeCipher cipher) {
+    Object data = row.getValue("data");
+    if (!(data instanceof JsonObject env)) return;
+    cipher.tryDecrypt(env.toBuffer().getBytes()).ifPresent(plain -> {
+      row.put("data", MessageRoutes.jsonValue(plain));
+      row.put("isEncrypted", true);
+    });
+  }
+
+  private static void purge(RoutingContext ctx, NodeContext node) {
+    String queue = ctx.request().getParam("queue");
+    String group = ctx.request().getParam("consumerGroup");
+    if (queue == null || queue.isEmpty()) {
+      ErrorContract.send(ctx, 400, new JsonObject().put("success", false).put("error", "queue is required")
+          .put("message", "Bulk DLQ purge requires an exact queue name"));
+      return;
+    }
+    String g = group == null || group.isEmpty() ? null : group;
+    node.pool().preparedQuery("SELECT queen.purge_dlq_v1($1, $2, $3)")
+        .execute(Tuple.of(Tenancy.of(ctx), queue, g))
+        .onFailure(e -> ctx.fail(ApiError.prefixed(500, "bulk dlq purge failed: ", e)))
+        .onSuccess(rows -> {
+          JsonObject r = (JsonObject) rows.iterator().next().getValue(0);
+          ErrorContract.send(ctx, 200, new JsonObject().put("success", true).put("deleted", r.getLong("deleted", 0L))
+              .put("queue", queue).put("consumerGroup", g));
+        });
+  }
+
+  private static void replay(RoutingContext ctx, NodeContext node, Vertx vertx) {
+    String id = ctx.pathParam("id");
+    String queue = null;
+    String partition = null;
+    Buffer raw = ctx.body().buffer();
+    if (raw != null && !raw.toString().isBlank()) {
+      Object v;
+      try {
+        v = Json.decodeValue(raw);
+      } catch (RuntimeException e) {
+        v = null;
+      }
+      if (!(v instanceof java.util.Map<?, ?> m)) {
+        throw replayBodyError("bad body: expected {} or {\"queue\":\"...\",\"partition\":\"...\"}");
+      }
+      JsonObject b = new JsonObject((java.util.Map<String, Object>) m);
+      queue = override(b, "queue");
+      partition = override(b, "partition");
+    }
+    if (refusedByMaintenance(ctx, node)) return;
+    Bus.<Verdict>request(vertx, Addresses.DLQ_MOVE,
+            new DlqMoveCommand(Tenancy.of(ctx), id, null, null, queue, partition))
+        .onSuccess(v -> ErrorContract.send(ctx, v.status(), v.body()))
+        .onFailure(ctx::fail);
+  }
+
+  private static String override(JsonObject b, String key) {
+    if (!b.containsKey(key) || b.getValue(key) == null) return null;
+    if (!(b.getValue(key) instanceof String s) || s.strip().isEmpty()) {
+      throw replayBodyError(key + " override must be a non-empty name");
+    }
+    return s.strip();
+  }
+
+  private static ApiError replayBodyError(String text) {
+    return ApiError.withBody(400, new JsonObject().put("success", false).put("error", text)
+        .put("message", REPLAY_BODY_HINT));
+  }
+
+  /** A move cannot be spooled, so it is refused while push maintenance is on (seed: "The 503"). */
+  static boolean refusedByMaintenance(RoutingContext ctx, NodeContext node) {
+    if (!node.maintenance().pushMaintenance()) return false;
+    ErrorContract.send(ctx, 503, new JsonObject().put("success", false).put("result", "maintenance")
+        .put("error", "push maintenance is on").put("dlqRowRemoved", false)
+        .put("message", "Push maintenance is on, so nothing may be written to the log. The dead-letter row is "
+            + "untouched; replay it again once maintenance is off"));
+    return true;
+  }
+
+  static JsonObject addressGone(String pid, String txn) {
+    return new JsonObject().put("success", false).put("partitionId", pid).put("transactionId", txn)
+        .put("error", MessageRoutes.NOT_FOUND)
+        .put("message", "No dead-letter row for this address. Only dead-lettered messages can be replayed");
+  }
+}

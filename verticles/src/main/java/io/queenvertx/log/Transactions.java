@@ -1,0 +1,227 @@
+package io.queenvertx.log;
+
+import io.queenvertx.boot.NodeContext;
+import io.queenvertx.bus.Addresses;
+import io.queenvertx.bus.AckItem;
+import io.queenvertx.bus.PushItem;
+import io.queenvertx.bus.TransactionCommand;
+import io.queenvertx.codec.EnvelopeCipher;
+import io.queenvertx.codec.Frame;
+import io.queenvertx.codec.Segment;
+import io.queenvertx.codec.TxnHash;
+import io.queenvertx.codec.UuidV7;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.pgclient.PgException;
+import io.vertx.sqlclient.SqlConnection;
+import io.vertx.sqlclient.Tuple;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.UUID;
+
+/**
+ * {@code POST /api/v1/transaction} (API.md §5.6, ENGINE.md §6): every push and ack of the bundle in ONE PostgreSQL
+ * transaction. A duplicate push or an ack that is rejected or unresolvable rolls the whole bundle back; the verdict
+ * is then reported inside an HTTP 200 with {@code success:false} and a {@code reason}.
+ */
+final class Transactions {
+  /** A deliberate rollback with the contract's reason. */
+  static final class Abort extends RuntimeException {
+    final String reason;
+
+    Abort(String reason, String message) {
+      super(message, null, false, false);
+      this.reason = reason;
+    }
+  }
+
+  private record PartitionKey(String queue, String partition) {}
+
+  private record AckGroupKey(String partitionId, String group, String leaseId) {}
+
+  private final NodeContext node;
+  private final Optional<EnvelopeCipher> cipher;
+  private final QueueSettings settings;
+
+  Transactions(NodeContext node, Optional<EnvelopeCipher> cipher, QueueSettings settings) {
+    this.node = node;
+    this.cipher = cipher;
+    this.settings = settings;
+  }
+
+  Future<JsonObject> run(Vertx vertx, TransactionCommand cmd) {
+    String txId = UuidV7.next().toString();
+    Set<String> queues = new java.util.HashSet<>();
+    for (var op : cmd.ops()) if (op.push() != null) queues.add(op.push().queue());
+    List<String> names = new ArrayList<>(queues);
+    List<Future<Boolean>> enc = new ArrayList<>();
+    for (String q : names) {
+      enc.add(cipher.isPresent() ? settings.encryptionEnabled(cmd.tenant(), q) : Future.succeededFuture(false));
+    }
+    return Future.join(enc).transform(x -> {
+      Set<String> encrypted = new java.util.HashSet<>();
+      for (int i = 0; i < names.size(); i++) {
+        if (enc.get(i).succeeded() && Boolean.TRUE.equals(enc.get(i).result())) encrypted.add(names.get(i));
+      }
+      return execute(vertx, cmd, txId, encrypted);
+    });
+  }
+
+  private Future<JsonObject> execute(Vertx vertx, TransactionCommand cmd, String txId, Set<String> encrypted) {
+    var ops = cmd.ops();
+    JsonObject[] results = new JsonObject[ops.size()];
+    // Pushes grouped by (queue, partition), sorted so concurrent bundles lock partitions in one order; a
+    // transaction id repeated inside one group is a duplicate echo of its first occurrence.
+    Map<PartitionKey, List<Integer>> pushGroups = new TreeMap<>(
+        (a, b) -> a.queue().equals(b.queue()) ? a.partition().compareTo(b.partition()) : a.queue().compareTo(b.queue()));
+    Map<Integer, Frame> frames = new HashMap<>();
+    Map<String, Integer> firstTxn = new HashMap<>();
+    Map<AckGroupKey, List<Integer>> ackGroups = new LinkedHashMap<>();
+    String hint = cmd.requiredLeases().size() == 1 ? cmd.requiredLeases().get(0) : null;
+    for (int i = 0; i < ops.size(); i++) {
+      var op = ops.get(i);
+      if (op.push() != null) {
+        PushItem it = op.push();
+        UUID id = UuidV7.next();
+        String txn = it.transactionId() != null ? it.transactionId() : id.toString();
+        Integer first = firstTxn.putIfAbsent(it.queue() + '\u0000' + it.partition() + '\u0000' + txn, i);
+        if (first != null) {
+          results[i] = pushResult(i, txn, frames.get(first).messageId(), it.queue()).put("duplicate", true);
+          continue;
+        }
+        byte[] payload = it.payload();
+        boolean isEnc = false;
+        if (encrypted.contains(it.queue())) {
+          payload = cipher.orElseThrow().encryptToBytes(payload);
+          isEnc = true;
+        }
+        frames.put(i, new Frame(id, txn, op.traceId(), cmd.producerSub(), payload, isEnc));
+        pushGroups.computeIfAbsent(new PartitionKey(it.queue(), it.partition()), k -> new ArrayList<>()).add(i);
+        results[i] = pushResult(i, txn, id, it.queue());
+      } else {
+        AckItem a = op.ack();
+        String lease = a.leaseId() != null ? a.leaseId() : hint;
+        ackGroups.computeIfAbsent(new AckGroupKey(a.partitionId(), a.consumerGroup(), lease), k -> new ArrayList<>())
+            .add(i);
+      }
+    }
+    List<JsonObject> landed = new ArrayList<>();
+    List<JsonObject> deadLetters = new ArrayList<>();
+    Future<Void> tx = node.pool().withTransaction(conn -> {
+      Future<Void> chain = Future.succeededFuture();
+      for (var e : pushGroups.entrySet()) {
+        chain = chain.compose(v -> push(conn, cmd.tenant(), e.getKey(), e.getValue(), frames, landed));
+      }
+      for (var e : ackGroups.entrySet()) {
+        chain = chain.compose(v -> ack(conn, cmd.tenant(), e.getKey(), e.getValue(), ops, results, deadLetters));
+      }
+      return chain;
+    });
+    return tx.map(v -> {
+      for (JsonObject l : landed) vertx.eventBus().publish(Addresses.LANDED, l.put("tenant", cmd.tenant().toString()));
+      for (JsonObject d : deadLetters) vertx.eventBus().send(Addresses.DLQ_FILE, d);
+      JsonArray arr = new JsonArray();
+      for (JsonObject r : results) arr.add(r);
+      return new JsonObject().put("transactionId", txId).put("success", true).put("results", arr);
+    }).recover(err -> {
+      String reason = "db_error";
+      String text = err.getMessage();
+      if (err instanceof Abort a) {
+        reason = a.reason;
+      } else if (err instanceof PgException pg) {
+        text = pg.getErrorMessage();
+        if (text != null && text.startsWith("QDUP")) reason = "duplicate";
+        else if (text != null && text.startsWith("QTXN")) reason = "ack_rejected";
+      }
+      return Future.succeededFuture(new JsonObject().put("transactionId", txId).put("success", false)
+          .put("reason", reason).put("error", text).put("results", new JsonArray()));
+    });
+  }
+
+  private static JsonObject pushResult(int index, String txn, UUID id, String queue) {
+    return new JsonObject().put("index", index).put("type", "push").put("success", true)
+        .put("transactionId", txn).put("messageId", id.toString()).put("queueName", queue);
+  }
+
+  private Future<Void> push(SqlConnection conn, UUID tenant, PartitionKey key, List<Integer> idx,
+                            Map<Integer, Frame> frames, List<JsonObject> landed) {
+    List<Frame> fs = new ArrayList<>(idx.size());
+    byte[] hashes = new byte[idx.size() * TxnHash.BYTES];
+    for (int j = 0; j < idx.size(); j++) {
+      Frame f = frames.get(idx.get(j));
+      fs.add(f);
+      System.arraycopy(TxnHash.of(f.transactionId()), 0, hashes, j * TxnHash.BYTES, TxnHash.BYTES);
+    }
+    byte[] blob = Segment.pack(fs, node.config().zstdLevel());
+    return conn.preparedQuery("SELECT queen.log_push_v1($1, $2, $3, $4, $5, $6)")
+        .execute(Tuple.of(tenant, key.queue(), key.partition(), idx.size(), Buffer.buffer(hashes), Buffer.buffer(blob)))
+        .compose(rows -> {
+          JsonObject r = (JsonObject) rows.iterator().next().getValue(0);
+          if (!"queued".equals(r.getString("status"))) {
+            return Future.failedFuture(new Abort("duplicate",
+                "QDUP transaction push duplicates a message inside the dedup window of " + key.queue() + "/"
+                    + key.partition()));
+          }
+          long base = r.getLong("baseOffset");
+          landed.add(new JsonObject().put("queue", key.queue()).put("partition", key.partition())
+              .put("partitionId", r.getString("partitionId")).put("lastOffset", base + idx.size() - 1));
+          return Future.succeededFuture();
+        });
+  }
+
+  private Future<Void> ack(SqlConnection conn, UUID tenant, AckGroupKey key, List<Integer> idx,
+                           List<TransactionCommand.Op> ops, JsonObject[] results, List<JsonObject> deadLetters) {
+    UUID pid;
+    try {
+      pid = UUID.fromString(key.partitionId());
+    } catch (RuntimeException e) {
+      return Future.failedFuture(new Abort("ack_rejected",
+          "QTXN ack failed: invalid input syntax for type uuid: \"" + key.partitionId() + "\""));
+    }
+    Buffer[] hashes = new Buffer[idx.size()];
+    String[] statuses = new String[idx.size()];
+    for (int j = 0; j < idx.size(); j++) {
+      AckItem a = ops.get(idx.get(j)).ack();
+      hashes[j] = Buffer.buffer(TxnHash.of(a.transactionId()));
+      statuses[j] = a.status();
+    }
+    return conn.preparedQuery("SELECT queen.log_ack_v1($1, $2, $3, $4, $5::bytea[], $6::text[])")
+        .execute(Tuple.of(tenant, pid, key.group(), key.leaseId(), hashes, statuses))
+        .compose(rows -> {
+          JsonObject r = (JsonObject) rows.iterator().next().getValue(0);
+          if (!r.getBoolean("ok", false)) {
+            return Future.failedFuture(new Abort("ack_rejected", "QTXN ack failed: " + r.getString("error")));
+          }
+          if (!r.getJsonArray("unresolved", new JsonArray()).isEmpty()) {
+            return Future.failedFuture(new Abort("ack_rejected",
+                "QTXN ack references unknown transactionId; transaction rolled back"));
+          }
+          boolean dlq = r.getBoolean("dlq", false);
+          Integer poison = r.getInteger("poisonIndex");
+          for (int j = 0; j < idx.size(); j++) {
+            int i = idx.get(j);
+            AckItem a = ops.get(i).ack();
+            boolean isPoison = dlq && poison != null && poison == j;
+            results[i] = new JsonObject().put("index", i).put("type", "ack").put("success", true)
+                .put("transactionId", a.transactionId()).put("error", null).put("dlq", isPoison);
+          }
+          if (dlq) {
+            String err = null;
+            for (int i : idx) if (ops.get(i).ack().error() != null && err == null) err = ops.get(i).ack().error();
+            deadLetters.add(new JsonObject().put("partitionId", pid.toString()).put("group", key.group())
+                .put("worker", r.getString("worker", key.leaseId())).put("off", r.getLong("off"))
+                .put("error", err));
+          }
+          return Future.succeededFuture();
+        });
+  }
+}

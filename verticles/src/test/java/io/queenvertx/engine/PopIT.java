@@ -1,0 +1,259 @@
+package io.queenvertx.engine;
+
+import static io.queenvertx.engine.Wire.item;
+import static io.queenvertx.engine.Wire.pop;
+import static io.queenvertx.engine.Wire.popSome;
+import static io.queenvertx.engine.Wire.push;
+import static io.queenvertx.engine.Wire.pushQueued;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.queenvertx.testing.TestNode;
+import io.queenvertx.testing.TestNode.Reply;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.time.Instant;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** The three pop routes (API.md §5.4, ENGINE.md §4): order, shape, modes and parameter errors. */
+class PopIT {
+  static TestNode node;
+
+  @BeforeAll
+  static void start() {
+    node = TestNode.start();
+  }
+
+  @AfterAll
+  static void stop() {
+    node.close();
+  }
+
+  @Test
+  void aPartitionIsDeliveredInFifoOrderAcrossPushes() {
+    String q = Wire.queue("pop-fifo");
+    assertThat(push(node, item(q, null, n(0), "f0"), item(q, null, n(1), "f1")).status()).isEqualTo(201);
+    assertThat(push(node, item(q, null, n(2), "f2")).status()).isEqualTo(201);
+    assertThat(push(node, item(q, null, n(3), "f3"), item(q, null, n(4), "f4")).status()).isEqualTo(201);
+    var msgs = Wire.messages(popSome(node, q, "batch=10"));
+    assertThat(msgs).extracting(m -> m.getString("transactionId")).containsExactly("f0", "f1", "f2", "f3", "f4");
+    assertThat(msgs).extracting(m -> m.getJsonObject("data").getInteger("n")).containsExactly(0, 1, 2, 3, 4);
+  }
+
+  @Test
+  void theBatchParameterCapsTheMessagesOfOnePop() {
+    String q = Wire.queue("pop-batch");
+    push(node, item(q, null, n(0), "b0"), item(q, null, n(1), "b1"), item(q, null, n(2), "b2"));
+    var first = popSome(node, q, "batch=2");
+    assertThat(Wire.messages(first)).extracting(m -> m.getString("transactionId")).containsExactly("b0", "b1");
+  }
+
+  @Test
+  void anEmptyPopIs204WithNoBodyAndNoContentLength() {
+    String q = Wire.queue("pop-empty");
+    Reply r = pop(node, q, "");
+    assertThat(r.status()).isEqualTo(204);
+    assertThat(r.body()).isEmpty();
+    assertThat(r.header("content-length")).as("a 204 announces no Content-Length, not even 0").isNull();
+    Reply g = pop(node, q, "consumerGroup=g1&subscriptionMode=all");
+    assertThat(g.status()).isEqualTo(204);
+    assertThat(g.header("content-length")).isNull();
+  }
+
+  @Test
+  void anUnparseableTypedQueryParameterIs400() {
+    String q = Wire.queue("pop-typed");
+    for (String query : List.of("batch=abc", "wait=1", "autoAck=yes", "timeout=-5", "leaseSeconds=1.5",
+        "partitions=x")) {
+      Reply r = pop(node, q, query);
+      assertThat(r.status()).as(query).isEqualTo(400);
+    }
+  }
+
+  @Test
+  void aDiscoveryPopWithoutNamespaceOrTaskIs400WithTheFixedBody() {
+    for (String path : List.of("/api/v1/pop", "/api/v1/pop?namespace=&task=", "/api/v1/pop?batch=5")) {
+      Reply r = node.get(path);
+      assertThat(r.status()).as(path).isEqualTo(400);
+      assertThat(r.json()).isEqualTo(new JsonObject().put("success", false)
+          .put("error", "namespace or task is required").put("messages", new JsonArray()));
+    }
+  }
+
+  @Test
+  void aDiscoveryPopByNamespaceFindsAQueueNamedNamespaceDotTask() {
+    String ns = "ns" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+    String q = ns + ".billing";
+    JsonObject pushed = pushQueued(node, q, null, n(7), "disc-1");
+    JsonObject j = popPath("/api/v1/pop?namespace=" + ns);
+    assertThat(j.getString("queue")).as("a discovery pop answers queue \"\"").isEmpty();
+    var m = Wire.messages(j).get(0);
+    assertThat(m.getString("id")).isEqualTo(pushed.getString("message_id"));
+    assertThat(m.getString("partitionId")).isEqualTo(Wire.partitionId(q, "Default"));
+    assertThat(m.getJsonObject("data")).isEqualTo(n(7));
+  }
+
+  @Test
+  void aDiscoveryPopByTaskFindsAQueueWhoseSecondDotPartIsTheTask() {
+    String task = "task" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+    String q = "anyns." + task + ".x";
+    pushQueued(node, q, null, n(8), "disc-2");
+    JsonObject j = popPath("/api/v1/pop?task=" + task);
+    assertThat(Wire.messages(j)).extracting(m -> m.getString("transactionId")).containsExactly("disc-2");
+  }
+
+  @Test
+  void thePinnedPartitionRouteDeliversOnlyThatPartition() {
+    String q = Wire.queue("pop-pinned");
+    pushQueued(node, q, "p1", n(1), "in-p1");
+    pushQueued(node, q, "p2", n(2), "in-p2");
+    Reply r = node.get("/api/v1/pop/queue/" + q + "/partition/p2?batch=10");
+    assertThat(r.status()).isEqualTo(200);
+    JsonObject j = r.json();
+    assertThat(j.getString("partition")).isEqualTo("p2");
+    assertThat(j.getString("partitionId")).isEqualTo(Wire.partitionId(q, "p2"));
+    assertThat(Wire.messages(j)).extracting(m -> m.getString("transactionId")).containsExactly("in-p2");
+    assertThat(node.get("/api/v1/pop/queue/" + q + "/partition/p3").status())
+        .as("a pinned pop on a partition with nothing is 204").isEqualTo(204);
+  }
+
+  @Test
+  void aPopCarriesTheContractFieldSet() {
+    String q = Wire.queue("pop-shape");
+    JsonObject pushed = pushQueued(node, q, null, new JsonObject().put("hello", "world"), "shape-1");
+    JsonObject j = popSome(node, q, "batch=5");
+    assertThat(j.fieldNames()).contains("success", "queue", "partition", "partitionId", "leaseId", "consumerGroup",
+        "messages", "partitionsClaimed");
+    String pid = Wire.partitionId(q, "Default");
+    assertThat(j.getBoolean("success")).isTrue();
+    assertThat(j.getString("queue")).isEqualTo(q);
+    assertThat(j.getString("partition")).isEqualTo("Default");
+    assertThat(j.getString("partitionId")).isEqualTo(pid);
+    assertThat(j.getString("leaseId")).matches(PushIT.UUID_RE);
+    assertThat(j.getString("consumerGroup")).isEqualTo(Wire.QUEUE_MODE);
+    assertThat(j.getInteger("partitionsClaimed")).isEqualTo(1);
+    JsonObject m = Wire.messages(j).get(0);
+    assertThat(m.fieldNames()).contains("id", "transactionId", "traceId", "data", "producerSub", "createdAt",
+        "partitionId", "partition", "leaseId", "consumerGroup");
+    assertThat(m.getString("id")).isEqualTo(pushed.getString("message_id"));
+    assertThat(m.getString("transactionId")).isEqualTo("shape-1");
+    assertThat(m.getValue("traceId")).as("plain pushes carry no traceId").isNull();
+    assertThat(m.getValue("producerSub")).isNull();
+    assertThat(m.getJsonObject("data")).isEqualTo(new JsonObject().put("hello", "world"));
+    assertThat(m.getString("partitionId")).isEqualTo(pid);
+    assertThat(m.getString("partition")).isEqualTo("Default");
+    assertThat(m.getString("leaseId")).isEqualTo(j.getString("leaseId"));
+    assertThat(m.getString("consumerGroup")).isEqualTo(Wire.QUEUE_MODE);
+    String createdAt = m.getString("createdAt");
+    assertThat(createdAt).endsWith("Z");
+    assertThat(Instant.parse(createdAt)).isBetween(Instant.now().minusSeconds(120), Instant.now().plusSeconds(5));
+  }
+
+  @Test
+  void messagesOfOneFlushShareTheSegmentCreatedAt() {
+    String q = Wire.queue("pop-created");
+    push(node, item(q, null, 1, "c1"), item(q, null, 2, "c2"));
+    var msgs = Wire.messages(popSome(node, q, "batch=5"));
+    assertThat(msgs).hasSize(2);
+    assertThat(msgs.get(1).getString("createdAt")).isEqualTo(msgs.get(0).getString("createdAt"));
+  }
+
+  @Test
+  void anAutoAckPopAnswersAnEmptyLeaseIdAndNeverRedelivers() {
+    String q = Wire.queue("pop-autoack");
+    pushQueued(node, q, null, n(1), "aa-1");
+    JsonObject j = popSome(node, q, "autoAck=true&leaseSeconds=1");
+    assertThat(j.getString("leaseId")).isEmpty();
+    assertThat(Wire.messages(j).get(0).getString("leaseId")).isEmpty();
+    String pid = Wire.partitionId(q, "Default");
+    var cursor = Wire.cursor(pid, Wire.QUEUE_MODE);
+    assertThat(cursor.get("committed")).as("autoAck commits inside the pop").isEqualTo(0L);
+    assertThat(cursor.get("batch_end")).isNull();
+    assertThat(pop(node, q, "").status()).isEqualTo(204);
+    // were aa-1 merely leased, this pop would find the partition held and answer 204, or redeliver aa-1
+    pushQueued(node, q, null, n(2), "aa-2");
+    var next = Wire.messages(popSome(node, q, "batch=10"));
+    assertThat(next).extracting(m -> m.getString("transactionId")).containsExactly("aa-2");
+  }
+
+  @Test
+  void twoNamedGroupsEachReceiveEveryMessage() {
+    String q = Wire.queue("pop-bus");
+    push(node, item(q, null, n(0), "g0"), item(q, null, n(1), "g1"), item(q, null, n(2), "g2"));
+    for (String group : List.of("billing", "audit")) {
+      JsonObject j = popSome(node, q, "batch=10&consumerGroup=" + group + "&subscriptionMode=all");
+      assertThat(j.getString("consumerGroup")).isEqualTo(group);
+      var msgs = Wire.messages(j);
+      assertThat(msgs).extracting(m -> m.getString("transactionId")).containsExactly("g0", "g1", "g2");
+      assertThat(msgs).extracting(m -> m.getString("consumerGroup")).containsOnly(group);
+    }
+    assertThat(pop(node, q, "batch=10").status()).as("queue mode has its own cursor too").isEqualTo(200);
+  }
+
+  @Test
+  void queueModeConsumersCompeteSoALeasedMessageIsNotDeliveredTwice() {
+    String q = Wire.queue("pop-compete");
+    pushQueued(node, q, "p1", n(1), "c-p1");
+    pushQueued(node, q, "p2", n(2), "c-p2");
+    JsonObject a = popSome(node, q, "batch=10");
+    JsonObject b = popSome(node, q, "batch=10");
+    assertThat(Wire.messages(a)).hasSize(1);
+    assertThat(Wire.messages(b)).hasSize(1);
+    assertThat(Wire.messages(b).get(0).getString("transactionId"))
+        .isNotEqualTo(Wire.messages(a).get(0).getString("transactionId"));
+    assertThat(b.getString("leaseId")).isNotEqualTo(a.getString("leaseId"));
+    assertThat(pop(node, q, "batch=10").status()).as("both partitions are leased").isEqualTo(204);
+  }
+
+  @Test
+  void aLeasedPartitionIsNotDeliveredToASecondQueueModeConsumer() {
+    String q = Wire.queue("pop-one-lease");
+    push(node, item(q, null, n(0), "l0"), item(q, null, n(1), "l1"));
+    assertThat(Wire.messages(popSome(node, q, "batch=1"))).extracting(m -> m.getString("transactionId"))
+        .containsExactly("l0");
+    assertThat(pop(node, q, "batch=1").status()).as("one live lease per (partition, group)").isEqualTo(204);
+  }
+
+  @Test
+  void aNewGroupWithSubscriptionModeNewSkipsTheBacklog() {
+    String q = Wire.queue("pop-new");
+    push(node, item(q, null, n(0), "old-0"), item(q, null, n(1), "old-1"));
+    assertThat(pop(node, q, "consumerGroup=late&subscriptionMode=new").status()).isEqualTo(204);
+    pushQueued(node, q, null, n(2), "fresh");
+    var msgs = Wire.messages(popSome(node, q, "batch=10&consumerGroup=late&subscriptionMode=new"));
+    assertThat(msgs).extracting(m -> m.getString("transactionId")).containsExactly("fresh");
+  }
+
+  @Test
+  void aNamedGroupWithoutASubscriptionModeSkipsTheBacklogByDefault() {
+    String q = Wire.queue("pop-default-new");
+    pushQueued(node, q, null, n(0), "backlog");
+    assertThat(pop(node, q, "consumerGroup=implicit").status()).isEqualTo(204);
+    pushQueued(node, q, null, n(1), "after");
+    assertThat(Wire.messages(popSome(node, q, "consumerGroup=implicit"))).extracting(m -> m.getString("transactionId"))
+        .containsExactly("after");
+  }
+
+  @Test
+  void queueModeAlwaysStartsAtTheOldestMessage() {
+    String q = Wire.queue("pop-qm-all");
+    pushQueued(node, q, null, n(0), "first");
+    assertThat(Wire.messages(popSome(node, q, "subscriptionMode=new"))).extracting(m -> m.getString("transactionId"))
+        .containsExactly("first");
+  }
+
+  private static JsonObject popPath(String path) {
+    Reply r = node.get(path);
+    assertThat(r.status()).as("%s answered %s", path, r.body()).isEqualTo(200);
+    JsonObject j = r.json();
+    assertThat(j.getJsonArray("messages")).isNotEmpty();
+    return j;
+  }
+
+  private static JsonObject n(int n) {
+    return new JsonObject().put("n", n);
+  }
+}
