@@ -56,6 +56,7 @@ public final class Node implements AutoCloseable {
   }
 
   public static Node start(Config config) throws Exception {
+    checkAuth(config.jwt());
     Optional<EmbeddedDatabase> embedded = Optional.empty();
     Config effective = config;
     if (config.database().isEmpty()) {
@@ -144,6 +145,18 @@ public final class Node implements AutoCloseable {
         throw new IllegalArgumentException("QUEEN_ENCRYPTION_KEY: " + e.getMessage(), e);
       }
     });
+  }
+
+  /** Auth on without usable key material, or with an unknown algorithm, is fatal at boot (API.md §2.1). */
+  static void checkAuth(Config.Jwt jwt) {
+    if (!jwt.enabled()) return;
+    var algs = java.util.Set.of("HS256", "HS384", "HS512", "RS256", "RS384", "RS512", "EDDSA", "AUTO");
+    if (!algs.contains(jwt.algorithm().toUpperCase(java.util.Locale.ROOT))) {
+      throw new IllegalArgumentException("JWT_ALGORITHM " + jwt.algorithm() + " is not supported");
+    }
+    if (jwt.secret().isEmpty() && jwt.publicKey().isBlank() && jwt.jwksUrl().isEmpty()) {
+      throw new IllegalArgumentException("JWT_ENABLED needs JWT_SECRET, JWT_PUBLIC_KEY or JWT_JWKS_URL");
+    }
   }
 
   public SegmentCache segmentCache() {

@@ -38,11 +38,14 @@ public final class HttpVerticle extends VerticleBase {
   static Router buildRouter(NodeContext node, io.vertx.core.Vertx vertx) {
     Router router = Router.router(vertx);
     // axum matches exactly: "/api/v1/push/" is not "/api/v1/push" (API.md §1.5), but Vert.x would match both.
-    router.route().order(-1000).handler(ctx -> {
+    router.route().order(-800).handler(ctx -> {
       String p = ctx.request().path();
       if (p.length() > 1 && p.endsWith("/")) ErrorContract.fallback(ctx);
       else ctx.next();
     });
+    var auth = new io.queenvertx.auth.AuthHandler(node.config().jwt(),
+        io.queenvertx.auth.AuthHandler.verifier(vertx, node.config().jwt()));
+    router.route().order(-950).handler(auth);
     boolean tenancy = node.config().tenancyHeader();
     router.route().order(-900).handler(ctx -> Tenancy.resolve(ctx, tenancy));
     var routes = new RouteTable(router, node.config().maxBodyBytes());

@@ -4,7 +4,7 @@ import io.vertx.ext.web.RoutingContext;
 
 /** The authenticated caller of a request; the JWT {@code sub} is the only source of {@code producerSub}. */
 final class Identity {
-  static final String SUBJECT = "queen.subject";
+  static final String SUBJECT = io.queenvertx.auth.AuthHandler.SUBJECT;
 
   private Identity() {}
 

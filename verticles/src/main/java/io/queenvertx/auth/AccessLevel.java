@@ -1,0 +1,65 @@
+package io.queenvertx.auth;
+
+import io.vertx.core.http.HttpMethod;
+import java.util.EnumSet;
+import java.util.Set;
+
+/**
+ * A route's required level, and which roles satisfy it (API.md §2.3): sets, not a ladder. A write-only role may push
+ * and nothing else; a read-only role may read and not consume.
+ */
+public enum AccessLevel {
+  PUBLIC(EnumSet.noneOf(Role.class)),
+  READ_ONLY(EnumSet.of(Role.READ_ONLY, Role.READ_WRITE, Role.ADMIN)),
+  WRITE_ONLY(EnumSet.of(Role.WRITE_ONLY, Role.READ_WRITE, Role.ADMIN)),
+  READ_WRITE(EnumSet.of(Role.READ_WRITE, Role.ADMIN)),
+  ADMIN(EnumSet.of(Role.ADMIN));
+
+  /** The four roles a token can carry. */
+  public enum Role { ADMIN, READ_WRITE, READ_ONLY, WRITE_ONLY }
+
+  private final Set<Role> allowed;
+
+  AccessLevel(Set<Role> allowed) {
+    this.allowed = allowed;
+  }
+
+  public boolean satisfiedBy(Set<Role> roles) {
+    if (this == PUBLIC) return true;
+    for (Role r : roles) if (allowed.contains(r)) return true;
+    return false;
+  }
+
+  /** The route table of API.md §2.4, evaluated in its order; anything not listed (unknown paths too) is ReadWrite. */
+  public static AccessLevel of(HttpMethod method, String path) {
+    if (path.equals("/health") || path.equals("/metrics") || path.equals("/metrics/prometheus") || path.equals("/")
+        || path.startsWith("/assets/") || path.startsWith("/favicon") || path.equals("/auth/me")
+        || path.equals("/auth/login") || path.equals("/auth/logout")) {
+      return PUBLIC;
+    }
+    boolean get = method == HttpMethod.GET || method == HttpMethod.HEAD;
+    boolean delete = method == HttpMethod.DELETE;
+    if (path.startsWith("/api/v1/system/") || path.equals("/api/v1/system") || path.startsWith("/internal/")
+        || (delete && path.startsWith("/api/v1/consumer-groups/"))
+        || (delete && path.startsWith("/api/v1/resources/queues/"))
+        || (delete && path.equals("/api/v1/dlq"))
+        || path.equals("/api/v1/stats/refresh")
+        || path.startsWith("/api/v1/dlq/redrive") || path.startsWith("/v1/endpoints")) {
+      return ADMIN;
+    }
+    if (get && (path.equals("/status") || path.startsWith("/api/v1/status") || path.startsWith("/api/v1/analytics")
+        || path.startsWith("/api/v1/resources/") || path.startsWith("/api/v1/messages")
+        || path.startsWith("/api/v1/consumer-groups") || path.startsWith("/api/v1/dlq")
+        || path.startsWith("/api/v1/traces") || path.startsWith("/openapi"))) {
+      return READ_ONLY;
+    }
+    if (method == HttpMethod.POST && (path.equals("/api/v1/fetch") || path.equals("/api/v1/partitions/changed")
+        || path.equals("/api/v1/resources/kv/list"))) {
+      return READ_ONLY;
+    }
+    if (path.equals("/streams/v1/state/get")) return READ_ONLY;
+    if (path.startsWith("/streams/")) return READ_WRITE;
+    if (path.equals("/api/v1/push")) return WRITE_ONLY;
+    return READ_WRITE;
+  }
+}

@@ -1,0 +1,211 @@
+package io.queenvertx.auth;
+
+import io.queenvertx.boot.Config;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.math.BigInteger;
+import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import java.security.KeyFactory;
+import java.security.MessageDigest;
+import java.security.PublicKey;
+import java.security.Signature;
+import java.security.spec.EdECPoint;
+import java.security.spec.EdECPublicKeySpec;
+import java.security.spec.NamedParameterSpec;
+import java.security.spec.RSAPublicKeySpec;
+import java.security.spec.X509EncodedKeySpec;
+import java.util.Base64;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+
+/**
+ * Verifies a compact JWS the way Queen's broker does (API.md §2), with one fixed message per failure so clients can
+ * tell them apart: header and algorithm, key (HMAC secret, PEM public key, or JWKS by {@code kid}), signature, then
+ * the time claims with clock skew, issuer and audience. The JCA verifies signatures; this class only decides which
+ * failure a token has.
+ */
+public final class JwtVerifier {
+  /** A verified token: its subject and role set. */
+  public record Claims(String subject, Set<AccessLevel.Role> roles, JsonObject payload) {}
+
+  private final Config.Jwt cfg;
+  private final Map<String, PublicKey> jwks = new ConcurrentHashMap<>();
+  private volatile PublicKey pemKey;
+  private volatile String pemError;
+
+  public JwtVerifier(Config.Jwt cfg) {
+    this.cfg = cfg;
+    if (!cfg.publicKey().isBlank()) {
+      try {
+        pemKey = parsePem(cfg.publicKey());
+      } catch (GeneralSecurityException | IllegalArgumentException e) {
+        pemError = cfg.publicKey().contains("RSA") || !cfg.publicKey().contains("ED")
+            ? "invalid RSA public key PEM" : "invalid Ed public key PEM";
+      }
+    }
+  }
+
+  /** Replaces the JWKS key set (boot fetch and periodic refresh). */
+  public void setJwks(JsonObject set) {
+    Map<String, PublicKey> next = new HashMap<>();
+    for (Object o : set.getJsonArray("keys", new JsonArray())) {
+      if (!(o instanceof JsonObject k)) continue;
+      try {
+        PublicKey key = jwk(k);
+        if (key != null) next.put(k.getString("kid", ""), key);
+      } catch (GeneralSecurityException | RuntimeException e) {
+        // a key we cannot read is skipped; the others stay usable
+      }
+    }
+    jwks.clear();
+    jwks.putAll(next);
+  }
+
+  public int jwksSize() {
+    return jwks.size();
+  }
+
+  public Claims verify(String token, long nowSeconds) throws TokenRejected {
+    String[] parts = token.split("\\.", -1);
+    if (parts.length != 3) throw TokenRejected.unauthorized("Bad token header");
+    JsonObject header;
+    JsonObject payload;
+    byte[] sig;
+    try {
+      header = new JsonObject(new String(b64(parts[0]), StandardCharsets.UTF_8));
+      payload = new JsonObject(new String(b64(parts[1]), StandardCharsets.UTF_8));
+      sig = b64(parts[2]);
+    } catch (RuntimeException e) {
+      throw TokenRejected.unauthorized("Bad token header");
+    }
+    String alg = header.getValue("alg") instanceof String a ? a : "";
+    if (!accepted(alg)) throw TokenRejected.unauthorized("Unsupported token algorithm");
+    byte[] signed = (parts[0] + "." + parts[1]).getBytes(StandardCharsets.US_ASCII);
+    if (!signatureValid(alg, header.getString("kid", ""), signed, sig)) {
+      throw TokenRejected.unauthorized("Invalid token signature");
+    }
+    long skew = cfg.clockSkewS();
+    if (payload.getValue("exp") instanceof Number exp && nowSeconds > exp.longValue() + skew) {
+      throw TokenRejected.unauthorized("Token has expired");
+    }
+    if (payload.getValue("nbf") instanceof Number nbf && nowSeconds + skew < nbf.longValue()) {
+      throw TokenRejected.unauthorized("Token not yet valid");
+    }
+    if (payload.getValue("iat") instanceof Number iat && nowSeconds + skew < iat.longValue()) {
+      throw TokenRejected.unauthorized("Token issued in the future");
+    }
+    if (!cfg.issuer().isEmpty() && !cfg.issuer().equals(payload.getValue("iss"))) {
+      throw TokenRejected.unauthorized("Invalid token issuer");
+    }
+    if (!cfg.audience().isEmpty() && !audienceMatches(payload.getValue("aud"))) {
+      throw TokenRejected.unauthorized("Invalid token audience");
+    }
+    return new Claims(payload.getValue("sub") instanceof String s ? s : null, roles(payload), payload);
+  }
+
+  private boolean audienceMatches(Object aud) {
+    if (aud instanceof String s) return s.equals(cfg.audience());
+    if (aud instanceof JsonArray a) return a.contains(cfg.audience());
+    return false;
+  }
+
+  private Set<AccessLevel.Role> roles(JsonObject p) {
+    Set<AccessLevel.Role> out = EnumSet.noneOf(AccessLevel.Role.class);
+    if (p.getValue(cfg.rolesClaim()) instanceof String r) addRole(out, r);
+    if (p.getValue(cfg.rolesArrayClaim()) instanceof JsonArray arr) {
+      for (Object o : arr) if (o instanceof String r) addRole(out, r);
+    }
+    return out;
+  }
+
+  private void addRole(Set<AccessLevel.Role> out, String r) {
+    if (r.equals(cfg.roleAdmin())) out.add(AccessLevel.Role.ADMIN);
+    else if (r.equals(cfg.roleReadWrite())) out.add(AccessLevel.Role.READ_WRITE);
+    else if (r.equals(cfg.roleReadOnly())) out.add(AccessLevel.Role.READ_ONLY);
+    else if (r.equals(cfg.roleWriteOnly())) out.add(AccessLevel.Role.WRITE_ONLY);
+  }
+
+  /** The configured algorithm accepts its family; {@code auto} accepts HS*, RS* and EdDSA. ES* and PS* never. */
+  boolean accepted(String alg) {
+    String conf = cfg.algorithm().toUpperCase(Locale.ROOT);
+    boolean hs = alg.equals("HS256") || alg.equals("HS384") || alg.equals("HS512");
+    boolean rs = alg.equals("RS256") || alg.equals("RS384") || alg.equals("RS512");
+    boolean ed = alg.equals("EdDSA");
+    if (conf.equals("AUTO")) return hs || rs || ed;
+    if (conf.startsWith("HS")) return hs;
+    if (conf.startsWith("RS")) return rs;
+    if (conf.equals("EDDSA")) return ed;
+    return false;
+  }
+
+  private boolean signatureValid(String alg, String kid, byte[] signed, byte[] sig) throws TokenRejected {
+    try {
+      if (alg.startsWith("HS")) {
+        if (cfg.secret().isEmpty()) throw TokenRejected.misconfigured("HS secret not configured");
+        String macAlg = "Hmac" + "SHA" + alg.substring(2);
+        Mac mac = Mac.getInstance(macAlg);
+        mac.init(new SecretKeySpec(cfg.secret().getBytes(StandardCharsets.UTF_8), macAlg));
+        return MessageDigest.isEqual(mac.doFinal(signed), sig);
+      }
+      PublicKey key = keyFor(alg, kid);
+      Signature s = Signature.getInstance(alg.equals("EdDSA") ? "Ed25519" : "SHA" + alg.substring(2) + "withRSA");
+      s.initVerify(key);
+      s.update(signed);
+      return s.verify(sig);
+    } catch (GeneralSecurityException e) {
+      return false;
+    }
+  }
+
+  private PublicKey keyFor(String alg, String kid) throws TokenRejected {
+    if (pemError != null) throw TokenRejected.misconfigured(pemError);
+    if (pemKey != null) return pemKey;
+    if (jwks.isEmpty() && cfg.jwksUrl().isEmpty()) {
+      throw TokenRejected.misconfigured(alg.equals("EdDSA") ? "invalid Ed public key PEM" : "invalid RSA public key PEM");
+    }
+    PublicKey k = kid.isEmpty() && jwks.size() == 1 ? jwks.values().iterator().next() : jwks.get(kid);
+    if (k == null) throw TokenRejected.unauthorized("Unknown key ID");
+    return k;
+  }
+
+  static PublicKey parsePem(String pem) throws GeneralSecurityException {
+    String body = pem.replaceAll("-----(BEGIN|END) [A-Z ]+-----", "").replaceAll("\\s", "");
+    byte[] der = Base64.getDecoder().decode(body);
+    var spec = new X509EncodedKeySpec(der);
+    try {
+      return KeyFactory.getInstance("RSA").generatePublic(spec);
+    } catch (GeneralSecurityException e) {
+      return KeyFactory.getInstance("Ed25519").generatePublic(spec);
+    }
+  }
+
+  private static PublicKey jwk(JsonObject k) throws GeneralSecurityException {
+    String kty = k.getString("kty", "");
+    if (kty.equals("RSA")) {
+      var spec = new RSAPublicKeySpec(new BigInteger(1, b64(k.getString("n"))), new BigInteger(1, b64(k.getString("e"))));
+      return KeyFactory.getInstance("RSA").generatePublic(spec);
+    }
+    if (kty.equals("OKP") && "Ed25519".equals(k.getString("crv"))) {
+      byte[] x = b64(k.getString("x"));
+      // RFC 8032 encoding: little-endian y with the sign of x in the top bit of the last byte.
+      boolean odd = (x[x.length - 1] & 0x80) != 0;
+      x[x.length - 1] &= 0x7F;
+      byte[] be = new byte[x.length];
+      for (int i = 0; i < x.length; i++) be[i] = x[x.length - 1 - i];
+      var spec = new EdECPublicKeySpec(NamedParameterSpec.ED25519, new EdECPoint(odd, new BigInteger(1, be)));
+      return KeyFactory.getInstance("Ed25519").generatePublic(spec);
+    }
+    return null;
+  }
+
+  private static byte[] b64(String s) {
+    return Base64.getUrlDecoder().decode(s.replace('+', '-').replace('/', '_').replace("=", ""));
+  }
+}
