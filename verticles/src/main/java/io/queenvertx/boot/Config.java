@@ -56,7 +56,8 @@ public record Config(
     String clusterInterface,
     String clusterName,
     Path clusterConfig,
-    int httpInstances) {
+    int httpInstances,
+    long cacheRefreshIntervalMs) {
 
   public static final String VERSION = "0.1.0";
 
@@ -182,7 +183,8 @@ public record Config(
         e.str("QUEEN_CLUSTER_INTERFACE", ""),
         e.str("QUEEN_CLUSTER_NAME", "queen-vertx"),
         Path.of(e.str("QUEEN_CLUSTER_CONFIG", "cluster.xml")),
-        Math.max(1, e.integer("QUEEN_HTTP_INSTANCES", cores)));
+        Math.max(1, e.integer("QUEEN_HTTP_INSTANCES", cores)),
+        Math.max(1000, e.lng("QUEEN_CACHE_REFRESH_INTERVAL_MS", 60000)));
   }
 
   /** A copy with another HTTP port (tests start nodes on free ports). */
@@ -192,7 +194,7 @@ public record Config(
         popWaitInitialIntervalMs, popWaitBackoffThreshold, popWaitBackoffMultiplier, popWaitMaxIntervalMs, zstdLevel,
         segmentCacheEntries, retentionIntervalMs, retentionBatchSize, fileBufferDir, fileBufferFlushMs,
         fileBufferMaxBatch, fileBufferEventsPerFile, encryptionKeyHex, tenancyHeader, kvTrustedProxy, jwt, clustered,
-        clusterMembers, clusterPort, clusterInterface, clusterName, clusterConfig, httpInstances);
+        clusterMembers, clusterPort, clusterInterface, clusterName, clusterConfig, httpInstances, cacheRefreshIntervalMs);
   }
 
   /** A copy pointing at a given database (tests share one embedded PostgreSQL between nodes). */
@@ -202,7 +204,7 @@ public record Config(
         popWaitInitialIntervalMs, popWaitBackoffThreshold, popWaitBackoffMultiplier, popWaitMaxIntervalMs, zstdLevel,
         segmentCacheEntries, retentionIntervalMs, retentionBatchSize, fileBufferDir, fileBufferFlushMs,
         fileBufferMaxBatch, fileBufferEventsPerFile, encryptionKeyHex, tenancyHeader, kvTrustedProxy, jwt, clustered,
-        clusterMembers, clusterPort, clusterInterface, clusterName, clusterConfig, httpInstances);
+        clusterMembers, clusterPort, clusterInterface, clusterName, clusterConfig, httpInstances, cacheRefreshIntervalMs);
   }
 
   private record Reader(Function<String, String> get) {

@@ -43,11 +43,13 @@ public final class Node implements AutoCloseable {
   private final Pool pool;
   private final List<String> deployments;
   private final SegmentCache segmentCache;
+  private final OwnershipGate gate;
   private volatile boolean closed;
 
   private Node(Config config, Optional<EmbeddedDatabase> embedded, Vertx vertx, Pool pool, List<String> deployments,
-               SegmentCache segmentCache) {
+               SegmentCache segmentCache, OwnershipGate gate) {
     this.segmentCache = segmentCache;
+    this.gate = gate;
     this.config = config;
     this.embedded = embedded;
     this.vertx = vertx;
@@ -71,8 +73,18 @@ public final class Node implements AutoCloseable {
       vertx = createVertx(effective);
       Pool pool = createPool(vertx, effective, db);
       Optional<EnvelopeCipher> cipher = cipherOf(effective);
-      OwnershipGate gate = effective.tenancyHeader() ? new CachedOwnershipGate(pool) : OwnershipGate.OPEN;
-      var ctx = new NodeContext(effective, pool, gate, new MaintenanceFlags(), cipher);
+      OwnershipGate gate = effective.tenancyHeader()
+          ? new CachedOwnershipGate(pool, vertx.sharedData().getAsyncMap(CachedOwnershipGate.MAP))
+          : OwnershipGate.OPEN;
+      var flags = new MaintenanceFlags();
+      var ctx = new NodeContext(effective, pool, gate, flags, cipher);
+      loadFlags(pool, flags);
+      vertx.setPeriodic(effective.cacheRefreshIntervalMs(), t -> loadFlags(pool, flags));
+      vertx.eventBus().<io.vertx.core.json.JsonObject>consumer(Addresses.MAINTENANCE_CHANGED, m -> {
+        var b = m.body();
+        if (b.containsKey("maintenance_mode")) flags.setPush(b.getBoolean("maintenance_mode"));
+        if (b.containsKey("pop_maintenance_mode")) flags.setPop(b.getBoolean("pop_maintenance_mode"));
+      });
       vertx.eventBus().registerCodec(new LocalCodec());
       vertx.eventBus().<io.vertx.core.json.JsonObject>consumer(Addresses.QUEUE_CHANGED, m -> {
         var ids = m.body().getJsonArray("partitionIds");
@@ -93,7 +105,7 @@ public final class Node implements AutoCloseable {
           new DeploymentOptions().setInstances(effective.httpInstances()))));
       log.info("queen-vertx {} node {} listening on {}:{}", Config.VERSION, effective.serverId(),
           effective.bindAddress(), effective.port());
-      return new Node(effective, embedded, vertx, pool, ids, cache);
+      return new Node(effective, embedded, vertx, pool, ids, cache, gate);
     } catch (Exception e) {
       if (vertx != null) vertx.close();
       embedded.ifPresent(EmbeddedDatabase::close);
@@ -147,6 +159,16 @@ public final class Node implements AutoCloseable {
     });
   }
 
+  /** Re-reads the two switches from {@code queen.system_state} (boot, and the periodic reconcile). */
+  private static void loadFlags(Pool pool, MaintenanceFlags flags) {
+    pool.query("SELECT key, (value->>'enabled')::boolean FROM queen.system_state").execute().onSuccess(rows -> {
+      for (var r : rows) {
+        if ("maintenance_mode".equals(r.getString(0))) flags.setPush(Boolean.TRUE.equals(r.getBoolean(1)));
+        if ("pop_maintenance_mode".equals(r.getString(0))) flags.setPop(Boolean.TRUE.equals(r.getBoolean(1)));
+      }
+    });
+  }
+
   /** Auth on without usable key material, or with an unknown algorithm, is fatal at boot (API.md §2.1). */
   static void checkAuth(Config.Jwt jwt) {
     if (!jwt.enabled()) return;
@@ -157,6 +179,10 @@ public final class Node implements AutoCloseable {
     if (jwt.secret().isEmpty() && jwt.publicKey().isBlank() && jwt.jwksUrl().isEmpty()) {
       throw new IllegalArgumentException("JWT_ENABLED needs JWT_SECRET, JWT_PUBLIC_KEY or JWT_JWKS_URL");
     }
+  }
+
+  public OwnershipGate ownershipGate() {
+    return gate;
   }
 
   public SegmentCache segmentCache() {

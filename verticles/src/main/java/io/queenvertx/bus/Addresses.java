@@ -11,6 +11,13 @@ public final class Addresses {
   public static final String PUSH = "queen.log.push";
   /** log writer: a {@code TransactionCommand}, replied with the transaction's JSON result. */
   public static final String TRANSACTION = "queen.log.transaction";
+  /** log writer: spool statistics, replied with {@code {"bufferedMessages","bufferHealthy"}}. */
+  public static final String SPOOL_STATS = "queen.log.spool.stats";
+  /**
+   * Published cluster-wide when a maintenance switch changes: {@code {"maintenance":bool,"popMaintenance":bool}};
+   * every node updates its flags (the database row is the source of truth, re-read periodically).
+   */
+  public static final String MAINTENANCE_CHANGED = "queen.maintenance.changed";
   /** consumer: a {@code PopCommand}, replied with a {@code PopResult}. */
   public static final String POP = "queen.consumer.pop";
   /** consumer: an {@code AckCommand}, replied with the per-item JSON array. */

@@ -16,5 +16,6 @@ final class ApiRoutes {
     TransactionRoutes.mount(routes, vertx);
     MessageRoutes.mount(routes, node, vertx);
     DlqRoutes.mount(routes, node, vertx, node.cipher());
+    SystemRoutes.mount(routes, node, vertx);
   }
 }

@@ -23,15 +23,20 @@ final class PushRoutes {
   private PushRoutes() {}
 
   static void mount(RouteTable routes, NodeContext node, Vertx vertx) {
-    routes.post("/api/v1/push", ctx -> push(ctx, vertx));
+    routes.post("/api/v1/push", ctx -> push(ctx, node, vertx));
   }
 
-  private static void push(RoutingContext ctx, Vertx vertx) {
+  private static void push(RoutingContext ctx, NodeContext node, Vertx vertx) {
     JsonObject body = Bodies.object(ctx);
     List<PushItem> items = parseItems(body);
     var cmd = new PushCommand(Tenancy.of(ctx), Identity.subject(ctx), items);
     Bus.<List<PushOutcome>>request(vertx, Addresses.PUSH, cmd)
-        .onSuccess(out -> ErrorContract.send(ctx, 201, render(out).buffer()))
+        .onSuccess(out -> {
+          // Under maintenance a spool write that failed is a 500 with the same array (API.md §5.3).
+          boolean spoolFailed = node.maintenance().pushMaintenance()
+              && out.stream().anyMatch(o -> "failed".equals(o.status()));
+          ErrorContract.send(ctx, spoolFailed ? 500 : 201, render(out).buffer());
+        })
         .onFailure(ctx::fail);
   }
 

@@ -62,6 +62,10 @@ final class QueueRoutes {
           .put("error", "retentionSinkHoldMaxSeconds must be between 60 and 31536000")
           .put("invalid", "retentionSinkHoldMaxSeconds"));
     }
+    if (Boolean.TRUE.equals(options.getValue("encryptionEnabled")) && node.cipher().isEmpty()) {
+      // Never a silent downgrade to plaintext (issue #5): refuse the flag when the broker has no key.
+      throw ApiError.of(400, "encryptionEnabled requires QUEEN_ENCRYPTION_KEY (64 hex characters) on the broker");
+    }
     var tenant = Tenancy.of(ctx);
     node.pool().preparedQuery("SELECT queen.configure_queue_v1($1, $2, $3::text::jsonb, $4)::text")
         .execute(Tuple.of(tenant, queue, options.encode(), mode))

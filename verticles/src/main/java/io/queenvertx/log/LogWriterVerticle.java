@@ -51,6 +51,7 @@ public final class LogWriterVerticle extends VerticleBase {
   static final int MAX_PARTITIONS_PER_BUNDLE = 16;
   static final int MAX_FRAMES_PER_SEGMENT = 1000;
   static final int MAX_DUPLICATE_RETRIES = 3;
+  static final int MAX_DRAIN_FAILURES = 20;
   private static final String PUSH_MULTI =
       "SELECT queen.log_push_multi_v1($1::uuid[], $2::text[], $3::text[], $4::int[], $5::bytea[], $6::bytea[])";
 
@@ -75,15 +76,18 @@ public final class LogWriterVerticle extends VerticleBase {
 
   /** One push request: its outcomes fill in as its frames are written; replied when none is outstanding. */
   static final class Request {
-    final Message<PushCommand> msg;
     final PushCommand cmd;
+    final java.util.function.Consumer<List<PushOutcome>> done;
+    /** A spool replay: a failed write keeps the file instead of spooling again. */
+    final boolean fromSpool;
     final PushOutcome[] out;
     final int[] leaderOf;
     int outstanding;
 
-    Request(Message<PushCommand> msg, PushCommand cmd) {
-      this.msg = msg;
+    Request(PushCommand cmd, java.util.function.Consumer<List<PushOutcome>> done, boolean fromSpool) {
       this.cmd = cmd;
+      this.done = done;
+      this.fromSpool = fromSpool;
       this.out = new PushOutcome[cmd.items().size()];
       this.leaderOf = new int[cmd.items().size()];
     }
@@ -95,6 +99,7 @@ public final class LogWriterVerticle extends VerticleBase {
   private final Optional<EnvelopeCipher> cipher;
   private final QueueSettings settings;
   private final Transactions transactions;
+  private Spool spool;
   private final Map<PartitionKey, ArrayList<Slot>> pending = new LinkedHashMap<>();
   private final Set<PartitionKey> inFlight = new HashSet<>();
   private int bundlesInFlight;
@@ -108,7 +113,11 @@ public final class LogWriterVerticle extends VerticleBase {
   }
 
   @Override
-  public Future<?> start() {
+  public Future<?> start() throws Exception {
+    spool = new Spool(node.config().fileBufferDir(), node.config().fileBufferEventsPerFile());
+    vertx.setPeriodic(Math.max(10, node.config().fileBufferFlushMs()), t -> drain());
+    vertx.eventBus().<Object>localConsumer(Addresses.SPOOL_STATS, m -> m.reply(new JsonObject()
+        .put("bufferedMessages", spool.pendingEvents()).put("bufferHealthy", true)));
     vertx.eventBus().<JsonObject>consumer(Addresses.QUEUE_CHANGED,
         m -> settings.invalidate(m.body().getString("tenant"), m.body().getString("queue")));
     var tx = vertx.eventBus().<TransactionCommand>localConsumer(Addresses.TRANSACTION,
@@ -121,7 +130,7 @@ public final class LogWriterVerticle extends VerticleBase {
   }
 
   private void onPush(Message<PushCommand> msg) {
-    var req = new Request(msg, msg.body());
+    var req = new Request(msg.body(), out -> msg.reply(out, LocalCodec.OPTIONS), false);
     List<PushItem> items = req.cmd.items();
     if (items.isEmpty()) {
       msg.reply(List.of(), LocalCodec.OPTIONS);
@@ -129,8 +138,46 @@ public final class LogWriterVerticle extends VerticleBase {
     }
     encryptionFor(req.cmd.tenant(), items).onComplete(ar -> {
       Set<String> encrypted = ar.succeeded() ? ar.result() : Set.of();
-      accept(req, encrypted);
+      if (node.maintenance().pushMaintenance()) spoolRequest(req, encrypted);
+      else accept(req, encrypted);
     });
+  }
+
+  /** Push maintenance: every item goes to the disk spool and is answered {@code buffered} (or {@code failed}). */
+  private void spoolRequest(Request req, Set<String> encryptedQueues) {
+    List<PushItem> items = req.cmd.items();
+    List<Spool.Event> events = new ArrayList<>(items.size());
+    List<UUID> ids = new ArrayList<>(items.size());
+    for (PushItem it : items) {
+      UUID id = UuidV7.next();
+      ids.add(id);
+      // Missing transaction ids are minted now, so a replay of this event stays idempotent.
+      String txn = it.transactionId() != null ? it.transactionId() : id.toString();
+      byte[] payload = it.payload();
+      boolean enc = false;
+      if (encryptedQueues.contains(it.queue())) {
+        payload = cipher.orElseThrow().encryptToBytes(payload);
+        enc = true;
+      }
+      events.add(new Spool.Event(req.cmd.tenant().toString(), it.queue(), it.partition(), txn, req.cmd.producerSub(),
+          enc, payload));
+    }
+    String status = spoolSafely(events) ? "buffered" : "failed";
+    List<PushOutcome> out = new ArrayList<>(items.size());
+    for (int i = 0; i < items.size(); i++) {
+      out.add(new PushOutcome(i, ids.get(i), events.get(i).transactionId(), items.get(i).queue(), status, null, -1));
+    }
+    req.done.accept(out);
+  }
+
+  private boolean spoolSafely(List<Spool.Event> events) {
+    try {
+      spool.append(events);
+      return true;
+    } catch (Exception e) {
+      log.error("spool write failed for {} events: {}", events.size(), e.toString());
+      return false;
+    }
   }
 
   /** The queues of this request whose payloads are stored encrypted (only when a key is configured). */
@@ -177,12 +224,17 @@ public final class LogWriterVerticle extends VerticleBase {
           log.warn("encryption failed for queue {}; storing plaintext: {}", it.queue(), e.toString());
         }
       }
-      var frame = new Frame(id, txn, null, req.cmd.producerSub(), payload, enc);
-      var key = new PartitionKey(req.cmd.tenant(), it.queue(), it.partition());
-      pending.computeIfAbsent(key, k -> new ArrayList<>()).add(new Slot(frame, TxnHash.of(txn), req, i));
-      req.outstanding++;
+      enqueue(req, i, new Frame(id, txn, null, req.cmd.producerSub(), payload, enc));
     }
     scheduleDispatch();
+  }
+
+  private void enqueue(Request req, int index, Frame frame) {
+    PushItem it = req.cmd.items().get(index);
+    var key = new PartitionKey(req.cmd.tenant(), it.queue(), it.partition());
+    pending.computeIfAbsent(key, k -> new ArrayList<>()).add(new Slot(frame, TxnHash.of(frame.transactionId()), req,
+        index));
+    req.outstanding++;
   }
 
   private void scheduleDispatch() {
@@ -260,7 +312,7 @@ public final class LogWriterVerticle extends VerticleBase {
           List<Future<?>> followUps = new ArrayList<>();
           if (ar.failed()) {
             log.warn("push write failed ({} segments): {}", n, ar.cause().getMessage());
-            for (PackedSegment s : bundle) for (Slot slot : s.slots) resolveFailed(slot);
+            for (PackedSegment s : bundle) spoolFailedWrite(s);
           } else {
             JsonArray results = (JsonArray) ar.result().iterator().next().getValue(0);
             for (int i = 0; i < n; i++) followUps.add(onSegmentResult(bundle.get(i), results.getJsonObject(i)));
@@ -337,6 +389,89 @@ public final class LogWriterVerticle extends VerticleBase {
         .put("lastOffset", lastOffset));
   }
 
+  /**
+   * A write that failed outright: its frames go to the spool and are answered {@code buffered} (ENGINE.md §9.5), or
+   * {@code failed} when the spool write fails too. A spool replay that fails keeps its file instead.
+   */
+  private void spoolFailedWrite(PackedSegment seg) {
+    List<Slot> toSpool = new ArrayList<>();
+    for (Slot s : seg.slots) {
+      if (s.owner.fromSpool) resolveFailed(s);
+      else toSpool.add(s);
+    }
+    if (toSpool.isEmpty()) return;
+    List<Spool.Event> events = new ArrayList<>();
+    for (Slot s : toSpool) {
+      events.add(new Spool.Event(seg.key.tenant().toString(), seg.key.queue(), seg.key.partition(),
+          s.frame.transactionId(), s.frame.producerSub(), s.frame.encrypted(), s.frame.payload()));
+      for (Slot f : s.flushFollowers) {
+        events.add(new Spool.Event(seg.key.tenant().toString(), seg.key.queue(), seg.key.partition(),
+            f.frame.transactionId(), f.frame.producerSub(), f.frame.encrypted(), f.frame.payload()));
+      }
+    }
+    boolean ok = spoolSafely(events);
+    for (Slot s : toSpool) resolve(s, ok ? "buffered" : "failed", null, -1, s.frame.messageId());
+  }
+
+  // ---- spool drain ------------------------------------------------------------------------------------------
+
+  private boolean draining;
+  private int drainFailures;
+
+  /** Replays the oldest spool file while push maintenance is off; a file is deleted only when all of it landed. */
+  private void drain() {
+    if (draining || node.maintenance().pushMaintenance()) return;
+    List<java.nio.file.Path> files;
+    List<Spool.Event> events;
+    try {
+      spool.rotate();
+      files = spool.sealed();
+      if (files.isEmpty()) return;
+      events = Spool.read(files.get(0));
+    } catch (Exception e) {
+      log.warn("spool drain could not read: {}", e.toString());
+      return;
+    }
+    java.nio.file.Path file = files.get(0);
+    draining = true;
+    // One internal request per (tenant, producerSub): frames keep their stored (possibly encrypted) payload.
+    Map<String, List<Spool.Event>> byOrigin = new LinkedHashMap<>();
+    for (Spool.Event e : events) byOrigin.computeIfAbsent(e.tenant() + "\u001f" + e.producerSub(), k -> new ArrayList<>()).add(e);
+    List<Future<Boolean>> parts = new ArrayList<>();
+    for (List<Spool.Event> group : byOrigin.values()) {
+      var promise = io.vertx.core.Promise.<Boolean>promise();
+      parts.add(promise.future());
+      List<PushItem> items = new ArrayList<>(group.size());
+      for (Spool.Event e : group) items.add(new PushItem(e.queue(), e.partition(), e.transactionId(), e.payload()));
+      var cmd = new PushCommand(UUID.fromString(group.get(0).tenant()), group.get(0).producerSub(), items);
+      var req = new Request(cmd, out -> promise.complete(out.stream()
+          .allMatch(o -> "queued".equals(o.status()) || "duplicate".equals(o.status()))), true);
+      for (int i = 0; i < group.size(); i++) {
+        Spool.Event e = group.get(i);
+        enqueue(req, i, new Frame(UuidV7.next(), e.transactionId(), null, e.producerSub(), e.payload(), e.encrypted()));
+      }
+    }
+    scheduleDispatch();
+    Future.all(parts).onComplete(ar -> {
+      draining = false;
+      boolean landed = ar.succeeded() && ar.result().list().stream().allMatch(Boolean.TRUE::equals);
+      try {
+        if (landed) {
+          spool.delete(file);
+          drainFailures = 0;
+          log.info("spool file {} replayed ({} events)", file.getFileName(), events.size());
+        } else if (++drainFailures >= MAX_DRAIN_FAILURES) {
+          spool.moveToFailed(file);
+          drainFailures = 0;
+          log.error("spool file {} failed {} replays; moved to failed/", file.getFileName(), MAX_DRAIN_FAILURES);
+        }
+      } catch (Exception e) {
+        log.warn("spool bookkeeping failed: {}", e.toString());
+      }
+    });
+  }
+
+
   private void resolveFailed(Slot s) {
     resolve(s, "failed", null, -1, s.frame.messageId());
   }
@@ -365,6 +500,6 @@ public final class LogWriterVerticle extends VerticleBase {
       String st = "failed".equals(l.status()) ? "failed" : "duplicate";
       req.out[i] = new PushOutcome(i, l.messageId(), l.transactionId(), l.queue(), st, l.partitionId(), l.offset());
     }
-    req.msg.reply(Arrays.asList(req.out), LocalCodec.OPTIONS);
+    req.done.accept(Arrays.asList(req.out));
   }
 }

@@ -1,6 +1,7 @@
 package io.queenvertx.tenancy;
 
 import io.vertx.core.Future;
+import io.vertx.core.shareddata.AsyncMap;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Tuple;
 import java.util.Map;
@@ -9,23 +10,41 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The ownership gate with tenancy on: one indexed EXISTS over partition → queue → tenant, positive answers cached
- * (negatives never are, so a partition created later is found). The cache is capped and cleared when full.
+ * The ownership gate with tenancy on: one indexed EXISTS over partition → queue → tenant. Only positive answers are
+ * remembered (a partition created later must still be found): in a local near cache, and in the cluster-wide map
+ * {@code queen.ownership} (Hazelcast through the Vert.x cluster manager; a plain local map on a single node), so a
+ * confirmation on one node spares every other node the round trip. Queue deletion removes the entries everywhere.
  */
 public final class CachedOwnershipGate implements OwnershipGate {
-  static final int CAPACITY = 100_000;
+  public static final String MAP = "queen.ownership";
+  static final int NEAR_CAPACITY = 100_000;
+
   private final Pool pool;
-  private final Map<UUID, UUID> owners = new ConcurrentHashMap<>();
+  private final Future<AsyncMap<String, String>> shared;
+  private final Map<UUID, UUID> near = new ConcurrentHashMap<>();
   private final AtomicLong queries = new AtomicLong();
 
-  public CachedOwnershipGate(Pool pool) {
+  public CachedOwnershipGate(Pool pool, Future<AsyncMap<String, String>> shared) {
     this.pool = pool;
+    this.shared = shared;
   }
 
   @Override
   public Future<Boolean> owns(UUID tenant, UUID partitionId) {
-    UUID known = owners.get(partitionId);
+    UUID known = near.get(partitionId);
     if (known != null) return Future.succeededFuture(known.equals(tenant));
+    return shared.compose(m -> m.get(partitionId.toString()))
+        .otherwise((String) null)
+        .compose(owner -> {
+          if (owner != null) {
+            remember(partitionId, UUID.fromString(owner));
+            return Future.succeededFuture(owner.equals(tenant.toString()));
+          }
+          return query(tenant, partitionId);
+        });
+  }
+
+  private Future<Boolean> query(UUID tenant, UUID partitionId) {
     queries.incrementAndGet();
     return pool.preparedQuery("SELECT EXISTS (SELECT 1 FROM queen.log_partitions p JOIN queen.queues q "
             + "ON q.id = p.queue_id WHERE p.id = $1 AND q.tenant_id = $2)")
@@ -33,20 +52,28 @@ public final class CachedOwnershipGate implements OwnershipGate {
         .map(rows -> {
           boolean owned = Boolean.TRUE.equals(rows.iterator().next().getBoolean(0));
           if (owned) {
-            if (owners.size() >= CAPACITY) owners.clear();
-            owners.put(partitionId, tenant);
+            remember(partitionId, tenant);
+            shared.onSuccess(m -> m.put(partitionId.toString(), tenant.toString()));
           }
           return owned;
         })
         .otherwise(false);
   }
 
-  @Override
-  public void invalidate(Iterable<UUID> partitionIds) {
-    for (UUID p : partitionIds) owners.remove(p);
+  private void remember(UUID partitionId, UUID tenant) {
+    if (near.size() >= NEAR_CAPACITY) near.clear();
+    near.put(partitionId, tenant);
   }
 
-  /** Ownership queries sent to the database since start (tests count them). */
+  @Override
+  public void invalidate(Iterable<UUID> partitionIds) {
+    for (UUID p : partitionIds) {
+      near.remove(p);
+      shared.onSuccess(m -> m.remove(p.toString()));
+    }
+  }
+
+  /** Ownership queries this node sent to the database since start (tests count them). */
   public long queries() {
     return queries.get();
   }

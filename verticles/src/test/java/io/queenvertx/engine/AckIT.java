@@ -89,6 +89,35 @@ class AckIT {
   }
 
   @Test
+  void reackingACompletedBatchWithItsLeaseStillSucceeds() {
+    // ENGINE.md §5.3, the rowless_messages pin: "the same batch acked again with its lease → all success"
+    String q = Wire.queue("ack-reack");
+    push(node, item(q, null, 0, "re0"), item(q, null, 1, "re1"));
+    JsonObject p = popSome(node, q, "batch=2");
+    String pid = p.getString("partitionId");
+    String lease = p.getString("leaseId");
+    JsonObject batch = new JsonObject().put("acknowledgments", new JsonArray()
+        .add(ack("re0", pid, "completed", lease)).add(ack("re1", pid, "completed", lease)));
+    Reply first = node.post("/api/v1/ack/batch", batch);
+    assertThat(first.array().stream().map(o -> ((JsonObject) o).getBoolean("success"))).containsOnly(true);
+    Reply again = node.post("/api/v1/ack/batch", batch);
+    assertThat(again.status()).isEqualTo(200);
+    assertThat(again.array().stream().map(o -> ((JsonObject) o).getBoolean("success")))
+        .as("re-ack of a committed batch with its lease: %s", again.body()).containsOnly(true);
+    assertThat(Wire.cursor(pid, Wire.QUEUE_MODE).get("committed")).isEqualTo(1L);
+  }
+
+  @Test
+  void anAckForAGroupThatNeverPoppedIsConsumerNotFound() {
+    String q = Wire.queue("ack-nocursor");
+    Wire.pushQueued(node, q, null, 1, "nc0");
+    JsonObject r = ackOne(node, ack("nc0", Wire.partitionId(q, "Default"), "completed", null)
+        .put("consumerGroup", "never-popped"));
+    assertThat(r.getBoolean("success")).isFalse();
+    assertThat(r.getString("error")).isEqualTo("consumer not found");
+  }
+
+  @Test
   void statusAliasesSuccessAckedAndOkMeanCompleted() {
     String q = Wire.queue("ack-alias");
     push(node, item(q, null, 0, "s0"), item(q, null, 1, "s1"), item(q, null, 2, "s2"), item(q, null, 3, "s3"));
@@ -114,6 +143,8 @@ class AckIT {
       JsonObject p = popSome(node, q, "batch=1");
       JsonObject m = Wire.messages(p).get(0);
       assertThat(m.getString("transactionId")).as("delivery %d", attempt).isEqualTo("bad");
+      assertThat(m.getInteger("deliveryAttempt")).as("a redelivery of the same start offset counts up")
+          .isEqualTo(attempt);
       JsonObject r = ackOne(node, ack("bad", pid, "failed", p.getString("leaseId")).put("error", "boom-" + attempt));
       assertThat(r.getBoolean("success")).as("a handled nack is a success, attempt %d: %s", attempt, r).isTrue();
       assertThat(r.getBoolean("dlq")).as("dlq on attempt %d: %s", attempt, r).isEqualTo(attempt == 3);
@@ -137,6 +168,25 @@ class AckIT {
     assertThat(cursor.get("batch_retry_count")).as("the budget resets after the DLQ move").isEqualTo(0);
     assertThat(Wire.messages(popSome(node, q, "batch=10"))).extracting(m -> m.getString("transactionId"))
         .containsExactly("good");
+  }
+
+  @Test
+  void aFailedAckInsideABatchRedeliversFromThePoisonMessageOn() {
+    String q = Wire.queue("ack-mid-fail");
+    push(node, item(q, null, 0, "m0"), item(q, null, 1, "m1"), item(q, null, 2, "m2"));
+    JsonObject p = popSome(node, q, "batch=3");
+    String pid = p.getString("partitionId");
+    String lease = p.getString("leaseId");
+    Reply r = node.post("/api/v1/ack/batch", new JsonObject().put("acknowledgments", new JsonArray()
+        .add(ack("m0", pid, "completed", lease)).add(ack("m1", pid, "failed", lease).put("error", "bad m1"))
+        .add(ack("m2", pid, "completed", lease))));
+    assertThat(r.status()).isEqualTo(200);
+    assertThat(r.array().stream().map(o -> ((JsonObject) o).getBoolean("success"))).containsOnly(true);
+    var cursor = Wire.cursor(pid, Wire.QUEUE_MODE);
+    assertThat(cursor.get("committed")).as("only the completed prefix below the nack commits").isEqualTo(0L);
+    assertThat(cursor.get("batch_retry_count")).isEqualTo(1);
+    assertThat(Wire.messages(popSome(node, q, "batch=10"))).as("a completed ack above a nack just redelivers")
+        .extracting(m -> m.getString("transactionId")).containsExactly("m1", "m2");
   }
 
   @Test
@@ -235,7 +285,9 @@ class AckIT {
     String q = Wire.queue("ack-leaseless");
     push(node, item(q, null, 0, "ll0"), item(q, null, 1, "ll1"));
     String pid = Wire.partitionId(q, "Default");
-    assertThat(Wire.messages(popSome(node, q, "batch=1"))).hasSize(1); // creates the cursor row, leases ll0
+    JsonObject p = popSome(node, q, "batch=1"); // creates the cursor row
+    assertThat(ackOne(node, ack("ll0", pid, "completed", p.getString("leaseId"))).getBoolean("success")).isTrue();
+    // ll1 was never delivered and no lease is live: a lease-less ack still advances the cursor (ENGINE.md §5.2 step 2)
     JsonObject r = ackOne(node, ack("ll1", pid, "completed", null));
     assertThat(r.getBoolean("success")).isTrue();
     assertThat(r.getBoolean("noop")).isFalse();

@@ -154,6 +154,48 @@ class ConfigureIT {
         .containsExactly("kept");
   }
 
+  @Test
+  void aNewLeaseTimeReachesTheNextPopOfAQueueInUse() {
+    String q = Wire.queue("cfg-lease-cache");
+    Wire.pushQueued(node, q, null, 1, "c0");
+    JsonObject p = Wire.popSome(node, q, "batch=1"); // the node now knows the push-created lease time, 60 s
+    String pid = p.getString("partitionId");
+    assertThat(leaseSpan(pid)).isEqualTo(60);
+    Wire.ackOne(node, Wire.ack("c0", pid, "completed", p.getString("leaseId")));
+    Wire.configure(node, body(q, new JsonObject().put("leaseTime", 777)));
+    Wire.pushQueued(node, q, null, 2, "c1");
+    Wire.popSome(node, q, "batch=1");
+    assertThat(leaseSpan(pid)).as("configure drops the cached lease time").isEqualTo(777);
+  }
+
+  @Test
+  void turningDedupOffOnAQueueInUseTakesEffectAtOnce() {
+    String q = Wire.queue("cfg-dedup-off");
+    Wire.pushQueued(node, q, null, 1, "same");
+    assertThat(Wire.push(node, Wire.item(q, null, 2, "same")).array().getJsonObject(0).getString("status"))
+        .isEqualTo("duplicate");
+    Wire.configure(node, body(q, new JsonObject().put("dedupWindowSeconds", 0)));
+    assertThat(Wire.push(node, Wire.item(q, null, 3, "same")).array().getJsonObject(0).getString("status"))
+        .isEqualTo("queued");
+  }
+
+  @Test
+  void delayedProcessingHidesANewMessageUntilItIsOldEnough() throws Exception {
+    String q = Wire.queue("cfg-delayed");
+    Wire.configure(node, body(q, new JsonObject().put("delayedProcessing", 2)));
+    Wire.pushQueued(node, q, null, 1, "later");
+    assertThat(Wire.pop(node, q, "batch=1").status()).as("a 2 s old-enough rule hides a fresh message")
+        .isEqualTo(204);
+    Thread.sleep(2300);
+    assertThat(Wire.messages(Wire.popSome(node, q, "batch=1"))).extracting(m -> m.getString("transactionId"))
+        .containsExactly("later");
+  }
+
+  private static long leaseSpan(String pid) {
+    return Wire.count("SELECT round(extract(epoch FROM lease_expires_at - lease_acquired_at))::bigint "
+        + "FROM queen.log_consumers WHERE partition_id = '" + pid + "' AND consumer_group = '__QUEUE_MODE__'");
+  }
+
   private static JsonObject body(String q, JsonObject options) {
     return new JsonObject().put("queue", q).put("options", options);
   }

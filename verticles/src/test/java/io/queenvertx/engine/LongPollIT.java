@@ -82,6 +82,25 @@ class LongPollIT {
   }
 
   @Test
+  void aParkedPinnedPartitionPopIsWokenByAPushToThatPartition() throws Exception {
+    String q = Wire.queue("lp-pinned");
+    var exec = Executors.newSingleThreadExecutor();
+    try {
+      var parked = CompletableFuture.supplyAsync(
+          () -> node.get("/api/v1/pop/queue/" + q + "/partition/px?wait=true&timeout=10000"), exec);
+      Thread.sleep(300);
+      assertThat(parked).isNotDone();
+      pushQueued(node, q, "px", 7, "for-px");
+      Reply r = parked.get(15, TimeUnit.SECONDS);
+      assertThat(r.status()).isEqualTo(200);
+      assertThat(r.json().getString("partition")).isEqualTo("px");
+      assertThat(Wire.messages(r.json())).extracting(m -> m.getString("transactionId")).containsExactly("for-px");
+    } finally {
+      exec.shutdownNow();
+    }
+  }
+
+  @Test
   void aParkedPopOnAnEmptyQueueAnswers204AtItsTimeout() {
     String q = Wire.queue("lp-timeout");
     long t0 = System.nanoTime();

@@ -12,8 +12,14 @@ import io.queenvertx.testing.TestNode.Reply;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -215,6 +221,67 @@ class PopIT {
     assertThat(Wire.messages(popSome(node, q, "batch=1"))).extracting(m -> m.getString("transactionId"))
         .containsExactly("l0");
     assertThat(pop(node, q, "batch=1").status()).as("one live lease per (partition, group)").isEqualTo(204);
+  }
+
+  @Test
+  void concurrentQueueModePopsNeverShareAMessage() throws Exception {
+    String q = Wire.queue("pop-race");
+    int partitions = 8;
+    int perPartition = 5;
+    for (int p = 0; p < partitions; p++) {
+      JsonObject[] items = new JsonObject[perPartition];
+      for (int i = 0; i < perPartition; i++) items[i] = item(q, "p" + p, n(i), "r-" + p + "-" + i);
+      assertThat(push(node, items).status()).isEqualTo(201);
+    }
+    int consumers = 16;
+    var pool = Executors.newFixedThreadPool(consumers);
+    try {
+      var go = new CountDownLatch(1);
+      List<Future<Reply>> replies = new ArrayList<>();
+      for (int c = 0; c < consumers; c++) {
+        replies.add(pool.submit(() -> {
+          go.await();
+          return pop(node, q, "batch=100");
+        }));
+      }
+      go.countDown();
+      List<String> delivered = new ArrayList<>();
+      Set<String> partitionsSeen = new HashSet<>();
+      for (Future<Reply> f : replies) {
+        Reply r = f.get();
+        assertThat(r.status()).isIn(200, 204);
+        if (r.status() == 200) {
+          JsonObject j = r.json();
+          assertThat(partitionsSeen.add(j.getString("partition")))
+              .as("partition %s leased twice at once", j.getString("partition")).isTrue();
+          Wire.messages(j).forEach(m -> delivered.add(m.getString("transactionId")));
+        }
+      }
+      assertThat(delivered).as("no message went to two consumers").doesNotHaveDuplicates();
+      assertThat(delivered.size() % perPartition).as("each claim took a whole partition").isZero();
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void partitionsZeroClaimsEveryPartitionWithData() {
+    String q = Wire.queue("pop-nocap");
+    push(node, item(q, "a", n(0), "pa"), item(q, "b", n(1), "pb"), item(q, "c", n(2), "pc"));
+    JsonObject j = popSome(node, q, "batch=10&partitions=0");
+    assertThat(j.getInteger("partitionsClaimed")).isEqualTo(3);
+    assertThat(Wire.messages(j)).extracting(m -> m.getString("transactionId")).containsExactlyInAnyOrder("pa", "pb",
+        "pc");
+    assertThat(Wire.messages(j)).extracting(m -> m.getString("leaseId")).containsOnly(j.getString("leaseId"));
+  }
+
+  @Test
+  void theDefaultPopClaimsOnePartition() {
+    String q = Wire.queue("pop-onecap");
+    push(node, item(q, "a", n(0), "oa"), item(q, "b", n(1), "ob"));
+    JsonObject j = popSome(node, q, "batch=10");
+    assertThat(j.getInteger("partitionsClaimed")).isEqualTo(1);
+    assertThat(Wire.messages(j)).hasSize(1);
   }
 
   @Test

@@ -102,6 +102,64 @@ class TransactionIT {
   }
 
   @Test
+  void anAckWithAForeignLeaseRollsTheTransactionBack() {
+    String in = Wire.queue("tx-lease-in");
+    String out = Wire.queue("tx-lease-out");
+    pushQueued(node, in, null, 1, "leased");
+    JsonObject p = popSome(node, in, "batch=1");
+    String pid = p.getString("partitionId");
+    Reply r = node.post("/api/v1/transaction", new JsonObject().put("operations", new JsonArray()
+        .add(new JsonObject().put("type", "push").put("queue", out).put("payload", 1))
+        .add(new JsonObject().put("type", "ack").put("transactionId", "leased").put("partitionId", pid)
+            .put("leaseId", UUID.randomUUID().toString()))));
+    assertThat(r.status()).isEqualTo(200);
+    JsonObject j = r.json();
+    assertThat(j.getBoolean("success")).isFalse();
+    assertThat(j.getString("error")).contains("invalid or expired lease");
+    assertThat(j.getJsonArray("results")).isEmpty();
+    assertThat(pop(node, out, "batch=5").status()).isEqualTo(204);
+    assertThat(Wire.cursor(pid, Wire.QUEUE_MODE).get("committed")).isEqualTo(-1L);
+  }
+
+  @Test
+  void anAckWithoutLeaseInformationUsesTheLiveLeaseOfItsPartition() {
+    String q = Wire.queue("tx-nolease");
+    pushQueued(node, q, null, 1, "held");
+    JsonObject p = popSome(node, q, "batch=1");
+    String pid = p.getString("partitionId");
+    Reply r = node.post("/api/v1/transaction", new JsonObject().put("operations", new JsonArray()
+        .add(new JsonObject().put("type", "ack").put("transactionId", "held").put("partitionId", pid))));
+    assertThat(r.status()).isEqualTo(200);
+    assertThat(r.json().getBoolean("success")).as(r.body()).isTrue();
+    var cursor = Wire.cursor(pid, Wire.QUEUE_MODE);
+    assertThat(cursor.get("committed")).isEqualTo(0L);
+    assertThat(cursor.get("worker_id")).as("the batch end was reached: the lease is released").isNull();
+  }
+
+  @Test
+  void aFailedAckInATransactionSpendsTheBudgetLikeTheAckRoute() {
+    String q = Wire.queue("tx-failed");
+    Wire.configure(node, new JsonObject().put("queue", q).put("options", new JsonObject().put("retryLimit", 0)));
+    pushQueued(node, q, null, new JsonObject().put("p", 1), "tf");
+    JsonObject p = popSome(node, q, "batch=1");
+    String pid = p.getString("partitionId");
+    Reply r = node.post("/api/v1/transaction", new JsonObject().put("operations", new JsonArray()
+        .add(new JsonObject().put("type", "ack").put("transactionId", "tf").put("partitionId", pid)
+            .put("status", "failed").put("error", "tx boom")))
+        .put("requiredLeases", new JsonArray().add(p.getString("leaseId"))));
+    assertThat(r.status()).isEqualTo(200);
+    JsonObject j = r.json();
+    assertThat(j.getBoolean("success")).as(r.body()).isTrue();
+    assertThat(j.getJsonArray("results").getJsonObject(0).getBoolean("dlq")).isTrue();
+    assertThat(Wire.rows("SELECT error, transaction_id FROM queen.log_dlq WHERE partition_id = '" + pid + "'"))
+        .singleElement().satisfies(row -> {
+          assertThat(row.get("error")).isEqualTo("tx boom");
+          assertThat(row.get("transaction_id")).isEqualTo("tf");
+        });
+    assertThat(pop(node, q, "batch=5").status()).isEqualTo(204);
+  }
+
+  @Test
   void aPushThatDuplicatesTheWindowRollsTheTransactionBack() {
     String q = Wire.queue("tx-dup");
     String other = Wire.queue("tx-dup-other");

@@ -1,0 +1,102 @@
+package io.queenvertx.http;
+
+import io.queenvertx.boot.NodeContext;
+import io.queenvertx.bus.Addresses;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.sqlclient.Tuple;
+
+/**
+ * The maintenance switches (API.md §5.14, Admin): the database row {@code queen.system_state} is the truth shared
+ * by every node; a change is applied locally and announced cluster-wide, and every node re-reads the rows
+ * periodically.
+ */
+final class SystemRoutes {
+  static final String PUSH_KEY = "maintenance_mode";
+  static final String POP_KEY = "pop_maintenance_mode";
+
+  private SystemRoutes() {}
+
+  static void mount(RouteTable routes, NodeContext node, Vertx vertx) {
+    routes.get("/api/v1/system/maintenance", ctx -> readFlags(node).compose(f -> spoolStats(vertx).map(s ->
+            new JsonObject().put("maintenanceMode", f.getBoolean("push")).put("popMaintenanceMode", f.getBoolean("pop"))
+                .put("bufferedMessages", s.getLong("bufferedMessages")).put("bufferHealthy", s.getBoolean("bufferHealthy"))
+                .put("bufferStats", s)))
+        .onSuccess(b -> ErrorContract.send(ctx, 200, b)).onFailure(ctx::fail));
+    routes.post("/api/v1/system/maintenance", ctx -> {
+      boolean on = enabled(ctx);
+      write(node, vertx, PUSH_KEY, on).compose(v -> spoolStats(vertx))
+          .onSuccess(s -> ErrorContract.send(ctx, 200, new JsonObject().put("maintenanceMode", on)
+              .put("bufferedMessages", s.getLong("bufferedMessages")).put("bufferHealthy", s.getBoolean("bufferHealthy"))
+              .put("message", on ? "Maintenance mode ENABLED. All PUSHes routing to file buffer."
+                  : "Maintenance mode DISABLED. Background processor will drain buffer to DB.")))
+          .onFailure(ctx::fail);
+    });
+    routes.get("/api/v1/system/maintenance/pop", ctx -> readFlags(node)
+        .onSuccess(f -> {
+          boolean on = f.getBoolean("pop");
+          ErrorContract.send(ctx, 200, new JsonObject().put("popMaintenanceMode", on).put("message", on
+              ? "Pop maintenance mode is ON. All POP operations return empty arrays."
+              : "Pop maintenance mode is OFF. Normal operation."));
+        }).onFailure(ctx::fail));
+    routes.post("/api/v1/system/maintenance/pop", ctx -> {
+      boolean on = enabled(ctx);
+      write(node, vertx, POP_KEY, on)
+          .onSuccess(v -> ErrorContract.send(ctx, 200, new JsonObject().put("popMaintenanceMode", on).put("message", on
+              ? "Pop maintenance mode ENABLED. All POP operations will return empty arrays."
+              : "Pop maintenance mode DISABLED. Normal operation resumed.")))
+          .onFailure(ctx::fail);
+    });
+    routes.get("/api/v1/system/shared-state", ctx -> readFlags(node)
+        .onSuccess(f -> ErrorContract.send(ctx, 200, new JsonObject()
+            .put("enabled", node.config().clustered())
+            .put("reason", node.config().clustered() ? "vertx_hazelcast_cluster" : "single_node_segments_broker")
+            .put("maintenance_mode", f.getBoolean("push")).put("pop_maintenance_mode", f.getBoolean("pop"))))
+        .onFailure(ctx::fail));
+  }
+
+  private static boolean enabled(RoutingContext ctx) {
+    JsonObject b = Bodies.object(ctx);
+    if (!(b.getValue("enabled") instanceof Boolean on)) throw ApiError.of(400, "enabled (boolean) is required");
+    return on;
+  }
+
+  /** Both flags, fresh from the database; also refreshes this node's copy. */
+  static Future<JsonObject> readFlags(NodeContext node) {
+    return node.pool().preparedQuery("SELECT key, (value->>'enabled')::boolean FROM queen.system_state "
+            + "WHERE key IN ('maintenance_mode', 'pop_maintenance_mode')")
+        .execute()
+        .map(rows -> {
+          boolean push = false;
+          boolean pop = false;
+          for (var r : rows) {
+            if (PUSH_KEY.equals(r.getString(0))) push = Boolean.TRUE.equals(r.getBoolean(1));
+            if (POP_KEY.equals(r.getString(0))) pop = Boolean.TRUE.equals(r.getBoolean(1));
+          }
+          node.maintenance().setPush(push);
+          node.maintenance().setPop(pop);
+          return new JsonObject().put("push", push).put("pop", pop);
+        })
+        .recover(e -> Future.failedFuture(ApiError.prefixed(500, "maintenance failed: ", e)));
+  }
+
+  private static Future<Void> write(NodeContext node, Vertx vertx, String key, boolean on) {
+    return node.pool().preparedQuery("INSERT INTO queen.system_state(key, value, updated_at) VALUES ($1, $2::text::jsonb, "
+            + "now()) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()")
+        .execute(Tuple.of(key, new JsonObject().put("enabled", on).encode()))
+        .recover(e -> Future.failedFuture(ApiError.prefixed(500, "maintenance failed: ", e)))
+        .map(v -> {
+          if (PUSH_KEY.equals(key)) node.maintenance().setPush(on);
+          else node.maintenance().setPop(on);
+          vertx.eventBus().publish(Addresses.MAINTENANCE_CHANGED, new JsonObject().put(key, on));
+          return null;
+        });
+  }
+
+  private static Future<JsonObject> spoolStats(Vertx vertx) {
+    return Bus.<JsonObject>request(vertx, Addresses.SPOOL_STATS, "stats")
+        .otherwise(new JsonObject().put("bufferedMessages", 0L).put("bufferHealthy", false));
+  }
+}

@@ -1,0 +1,110 @@
+package io.queenvertx.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.queenvertx.tenancy.CachedOwnershipGate;
+import io.queenvertx.testing.TestNode;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.time.Duration;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** Two Hazelcast-clustered nodes in one JVM on loopback, one PostgreSQL. */
+class ClusterIT {
+  static TestNode a;
+  static TestNode b;
+
+  @BeforeAll
+  static void start() throws Exception {
+    String cluster = "queen-it-" + UUID.randomUUID();
+    var env = Map.of("QUEEN_CLUSTER", "true", "QUEEN_CLUSTER_NAME", cluster, "QUEEN_CLUSTER_MEMBERS", "127.0.0.1",
+        "QUEEN_CLUSTER_PORT", "5901", "QUEEN_TENANCY_HEADER", "true");
+    var fa = CompletableFuture.supplyAsync(() -> TestNode.start(env));
+    var fb = CompletableFuture.supplyAsync(() -> TestNode.start(env));
+    a = fa.get();
+    b = fb.get();
+    Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> clusterSize(a) == 2 && clusterSize(b) == 2);
+  }
+
+  static int clusterSize(TestNode n) {
+    var cm = ((io.vertx.core.internal.VertxInternal) n.node().vertx()).clusterManager();
+    return cm == null ? 0 : cm.getNodes().size();
+  }
+
+  @AfterAll
+  static void stop() {
+    if (b != null) b.close();
+    if (a != null) a.close();
+  }
+
+  static JsonObject push(String queue, Object payload) {
+    return new JsonObject().put("items", new JsonArray().add(new JsonObject().put("queue", queue)
+        .put("payload", payload)));
+  }
+
+  @Test
+  void aLongPollParkedOnOneNodeWakesOnAPushThroughTheOther() throws Exception {
+    // the first cross-node message opens the event-bus connection; measure the steady state after it
+    wakeOnce("cl-warm-" + UUID.randomUUID());
+    long wakeMs = wakeOnce("cl-wake-" + UUID.randomUUID());
+    assertThat(wakeMs).as("wake-up after the push, ms").isLessThan(100);
+  }
+
+  private long wakeOnce(String q) throws Exception {
+    var popped = CompletableFuture.supplyAsync(() -> {
+      var r = b.get("/api/v1/pop/queue/" + q + "?wait=true&timeout=10000");
+      return new Object[] {r, System.nanoTime()};
+    });
+    Thread.sleep(400);
+    var pushed = a.post("/api/v1/push", push(q, new JsonObject().put("n", 1)));
+    long pushedAt = System.nanoTime();
+    assertThat(pushed.status()).isEqualTo(201);
+    Object[] res = popped.get();
+    var reply = (TestNode.Reply) res[0];
+    assertThat(reply.status()).isEqualTo(200);
+    assertThat(reply.json().getJsonArray("messages").getJsonObject(0).getJsonObject("data").getInteger("n"))
+        .isEqualTo(1);
+    return ((long) res[1] - pushedAt) / 1_000_000;
+  }
+
+  @Test
+  void ownershipConfirmedOnOneNodeIsServedOnTheOtherWithoutAQueryAndIsGoneAfterDeletion() {
+    String tenant = UUID.randomUUID().toString();
+    var h = Map.of("x-queen-tenant", tenant);
+    String q = "cl-own-" + UUID.randomUUID();
+    var pushed = a.post("/api/v1/push", push(q, new JsonObject().put("n", 1)), h);
+    String pid = pushed.array().getJsonObject(0).getString("partitionId");
+    String txn = pushed.array().getJsonObject(0).getString("transaction_id");
+    var gateA = (CachedOwnershipGate) a.node().ownershipGate();
+    var gateB = (CachedOwnershipGate) b.node().ownershipGate();
+
+    long aBefore = gateA.queries();
+    assertThat(a.get("/api/v1/messages/" + pid + "/" + txn, h).status()).isEqualTo(200);
+    assertThat(gateA.queries()).isEqualTo(aBefore + 1);
+
+    long bBefore = gateB.queries();
+    Awaitility.await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
+      assertThat(b.get("/api/v1/messages/" + pid + "/" + txn, h).status()).isEqualTo(200);
+      assertThat(gateB.queries()).isEqualTo(bBefore);
+    });
+    // a foreign tenant is refused on both nodes, from the cached owner, like a missing message
+    var other = Map.of("x-queen-tenant", UUID.randomUUID().toString());
+    assertThat(b.get("/api/v1/messages/" + pid + "/" + txn, other).status()).isEqualTo(404);
+
+    assertThat(a.delete("/api/v1/resources/queues/" + q, h).json().getBoolean("deleted")).isTrue();
+    Awaitility.await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
+      long qa = gateA.queries();
+      long qb = gateB.queries();
+      assertThat(a.get("/api/v1/messages/" + pid + "/" + txn, h).status()).isEqualTo(404);
+      assertThat(b.get("/api/v1/messages/" + pid + "/" + txn, h).status()).isEqualTo(404);
+      assertThat(gateA.queries()).isEqualTo(qa + 1);
+      assertThat(gateB.queries()).isEqualTo(qb + 1);
+    });
+  }
+}
