@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Applies V1 + V2 to a fresh database and runs every NN_*.sql test script in order.
+# Applies V1 + V2 + V3 to a fresh database and runs every NN_*.sql test script in order.
 # Each script asserts with DO blocks that RAISE on failure; psql runs with ON_ERROR_STOP, so any failure exits non-zero.
 # Connection: PGHOST (127.0.0.1), PGPORT (55432), PGUSER (postgres); database name: QUEEN_TEST_DB (queen_sqltest).
 set -euo pipefail
@@ -12,10 +12,11 @@ PSQL=(psql -X -q -v ON_ERROR_STOP=1 --no-psqlrc)
 "${PSQL[@]}" -d postgres -c "DROP DATABASE IF EXISTS $DB" >/dev/null
 "${PSQL[@]}" -d postgres -c "CREATE DATABASE $DB" >/dev/null
 
-# Flyway creates the schema itself (V1 assumes it exists); both migrations run in one transaction each, like Flyway.
+# Flyway creates the schema itself (V1 assumes it exists); every migration runs in one transaction, like Flyway.
 "${PSQL[@]}" -d "$DB" -c "CREATE SCHEMA IF NOT EXISTS queen"
 "${PSQL[@]}" -d "$DB" -1 -f "$MIG/V1__base.sql"
 "${PSQL[@]}" -d "$DB" -1 -f "$MIG/V2__log_engine.sql"
+"${PSQL[@]}" -d "$DB" -1 -f "$MIG/V3__messages_dlq.sql"
 echo "migrations applied"
 
 shopt -s nullglob

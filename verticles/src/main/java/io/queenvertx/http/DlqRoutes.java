@@ -88,10 +88,9 @@ final class DlqRoutes {
       } catch (RuntimeException e) {
         v = null;
       }
-      if (!(v instanceof java.util.Map<?, ?> m)) {
+      if (!(v instanceof JsonObject b)) {
         throw replayBodyError("bad body: expected {} or {\"queue\":\"...\",\"partition\":\"...\"}");
       }
-      JsonObject b = new JsonObject((java.util.Map<String, Object>) m);
       queue = override(b, "queue");
       partition = override(b, "partition");
     }

@@ -79,9 +79,10 @@ final class Spool {
 
   /** Closes the active file so the drain can take it. */
   void rotate() throws IOException {
-    if (active == null) return;
+    if (active == null || activeEvents == 0) return;
     active.close();
     active = null;
+    activeEvents = 0;
     seal(activePath);
   }
 
