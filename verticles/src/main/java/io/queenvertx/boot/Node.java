@@ -11,6 +11,7 @@ import io.queenvertx.decoder.SegmentCache;
 import io.queenvertx.decoder.SegmentDecoderVerticle;
 import io.queenvertx.http.HttpVerticle;
 import io.queenvertx.log.LogWriterVerticle;
+import io.queenvertx.maintenance.RetentionVerticle;
 import io.vertx.core.ThreadingModel;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
@@ -101,6 +102,7 @@ public final class Node implements AutoCloseable {
       ids.add(await(vertx.deployVerticle(new LogWriterVerticle(ctx, cipher), new DeploymentOptions(worker))));
       ids.add(await(vertx.deployVerticle(new ConsumerVerticle(ctx))));
       ids.add(await(vertx.deployVerticle(new DlqMoverVerticle(ctx, cipher), new DeploymentOptions(worker))));
+      ids.add(await(vertx.deployVerticle(new RetentionVerticle(ctx))));
       ids.add(await(vertx.deployVerticle(() -> new HttpVerticle(ctx),
           new DeploymentOptions().setInstances(effective.httpInstances()))));
       log.info("queen-vertx {} node {} listening on {}:{}", Config.VERSION, effective.serverId(),

@@ -114,6 +114,20 @@ class LeaseIT {
   }
 
   @Test
+  void extendingAnExpiredLeaseRenewsNothing() throws Exception {
+    String q = Wire.queue("lease-expired-extend");
+    pushQueued(node, q, null, 0, "ex0");
+    JsonObject p = popSome(node, q, "batch=1&leaseSeconds=1");
+    Thread.sleep(1500);
+    JsonObject j = node.post("/api/v1/lease/" + p.getString("leaseId") + "/extend", "{}").json();
+    assertThat(j.getBoolean("success")).isFalse();
+    assertThat(j.getInteger("renewed")).isZero();
+    assertThat(j.getValue("newExpiresAt")).isNull();
+    assertThat(Wire.messages(popSome(node, q, "batch=1"))).as("the expired batch is free to redeliver")
+        .extracting(m -> m.getString("transactionId")).containsExactly("ex0");
+  }
+
+  @Test
   void anEmptyOrNonJsonExtendBodyMeans60Seconds() {
     for (String body : new String[] {"", "{}", "not json"}) {
       String q = Wire.queue("lease-60");

@@ -58,6 +58,33 @@ class PopIT {
   }
 
   @Test
+  void theDefaultBatchIs200Messages() {
+    String q = Wire.queue("pop-default-batch");
+    JsonObject[] items = new JsonObject[250];
+    for (int i = 0; i < items.length; i++) items[i] = item(q, null, i, "d" + i);
+    assertThat(push(node, items).status()).isEqualTo(201);
+    var msgs = Wire.messages(popSome(node, q, ""));
+    assertThat(msgs).hasSize(200);
+    assertThat(msgs.get(199).getString("transactionId")).isEqualTo("d199");
+  }
+
+  @Test
+  void payloadsOfEveryJsonTypeComeBackAsPushed() {
+    String q = Wire.queue("pop-types");
+    var payloads = new JsonArray().addNull().add(new JsonArray().add(1).add("a").add(new JsonObject().putNull("b")))
+        .add("\u00e9\ud83d\ude00 \"quoted\" \\ back\nline").add(42).add(-7.25).add(true)
+        .add(new JsonObject().put("nested", new JsonObject().put("deep", new JsonArray().add(false))));
+    JsonObject[] items = new JsonObject[payloads.size()];
+    for (int i = 0; i < items.length; i++) items[i] = item(q, null, payloads.getValue(i), "ty" + i);
+    assertThat(push(node, items).status()).isEqualTo(201);
+    var msgs = Wire.messages(popSome(node, q, "batch=20"));
+    assertThat(msgs).hasSize(payloads.size());
+    for (int i = 0; i < payloads.size(); i++) {
+      assertThat(msgs.get(i).getValue("data")).as("payload %d", i).isEqualTo(payloads.getValue(i));
+    }
+  }
+
+  @Test
   void anEmptyPopIs204WithNoBodyAndNoContentLength() {
     String q = Wire.queue("pop-empty");
     Reply r = pop(node, q, "");
@@ -302,6 +329,28 @@ class PopIT {
     pushQueued(node, q, null, n(1), "after");
     assertThat(Wire.messages(popSome(node, q, "consumerGroup=implicit"))).extracting(m -> m.getString("transactionId"))
         .containsExactly("after");
+  }
+
+  @Test
+  void subscriptionFromNowSkipsTheBacklogLikeNew() {
+    String q = Wire.queue("pop-from-now");
+    pushQueued(node, q, null, n(0), "before-now");
+    assertThat(pop(node, q, "consumerGroup=nowers&subscriptionMode=all&subscriptionFrom=now").status())
+        .isEqualTo(204);
+    pushQueued(node, q, null, n(1), "after-now");
+    assertThat(Wire.messages(popSome(node, q, "consumerGroup=nowers"))).extracting(m -> m.getString("transactionId"))
+        .containsExactly("after-now");
+  }
+
+  @Test
+  void aGroupKeepsTheStartingPointOfItsFirstPop() {
+    String q = Wire.queue("pop-sticky");
+    pushQueued(node, q, null, n(0), "s0");
+    assertThat(Wire.messages(popSome(node, q, "consumerGroup=sticky&subscriptionMode=all")))
+        .extracting(m -> m.getString("transactionId")).containsExactly("s0");
+    // a later pop asking for "new" does not re-seed an existing cursor: the lease still holds s0
+    assertThat(pop(node, q, "consumerGroup=sticky&subscriptionMode=new").status()).isEqualTo(204);
+    assertThat(Wire.cursor(Wire.partitionId(q, "Default"), "sticky").get("committed")).isEqualTo(-1L);
   }
 
   @Test

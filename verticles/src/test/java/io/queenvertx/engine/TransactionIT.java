@@ -137,7 +137,7 @@ class TransactionIT {
   }
 
   @Test
-  void aFailedAckInATransactionSpendsTheBudgetLikeTheAckRoute() {
+  void aTransactionAckThatExhaustsTheBudgetIsDeadLetteredWhenTheAnswerSaysDlq() {
     String q = Wire.queue("tx-failed");
     Wire.configure(node, new JsonObject().put("queue", q).put("options", new JsonObject().put("retryLimit", 0)));
     pushQueued(node, q, null, new JsonObject().put("p", 1), "tf");

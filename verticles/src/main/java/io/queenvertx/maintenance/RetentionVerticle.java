@@ -1,0 +1,85 @@
+package io.queenvertx.maintenance;
+
+import io.queenvertx.boot.NodeContext;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.Tuple;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Retention, run by one node of the cluster at a time (ENGINE.md §9): every {@code RETENTION_INTERVAL} each node
+ * tries to claim the {@code retention} row of {@code queen.maintenance_leases}; the winner walks the partitions with
+ * work due and loops {@code log_retention_step_v1} on each until done, then releases the fenced claim. A node that
+ * dies holding the claim loses it when the lease runs out. Expired consumer leases need no reclaim: a pop treats an
+ * expired lease as free, so its batch returns to the group.
+ */
+public final class RetentionVerticle extends VerticleBase {
+  private static final Logger log = LoggerFactory.getLogger(RetentionVerticle.class);
+  static final String TASK = "retention";
+  static final int CANDIDATES_PER_CYCLE = 1000;
+  static final int MAX_STEPS_PER_PARTITION = 50;
+
+  private final NodeContext node;
+  private final String holder;
+  private final AtomicLong framesDeleted = new AtomicLong();
+  private boolean running;
+
+  public RetentionVerticle(NodeContext node) {
+    this.node = node;
+    this.holder = node.config().serverId() + "#" + ProcessHandle.current().pid();
+  }
+
+  @Override
+  public Future<?> start() {
+    vertx.setPeriodic(node.config().retentionIntervalMs(), t -> cycle());
+    return Future.succeededFuture();
+  }
+
+  private void cycle() {
+    if (running) return;
+    running = true;
+    long period = node.config().retentionIntervalMs();
+    node.pool().preparedQuery("SELECT queen.maintenance_claim_v1($1, $2, $3)")
+        .execute(Tuple.of(TASK, holder, period))
+        .compose(rows -> {
+          Long fence = rows.iterator().next().getLong(0);
+          if (fence == null) return Future.succeededFuture();
+          return runCycle().transform(ar -> node.pool().preparedQuery("SELECT queen.maintenance_release_v1($1, $2, $3)")
+              .execute(Tuple.of(TASK, fence, ar.succeeded())).mapEmpty());
+        })
+        .onComplete(ar -> {
+          running = false;
+          if (ar.failed()) log.warn("retention cycle failed: {}", ar.cause().getMessage());
+        });
+  }
+
+  private Future<Void> runCycle() {
+    return node.pool().preparedQuery("SELECT partition_id FROM queen.retention_candidates_v1($1)")
+        .execute(Tuple.of(CANDIDATES_PER_CYCLE))
+        .compose(rows -> {
+          List<UUID> pids = new ArrayList<>();
+          for (Row r : rows) pids.add(r.getUUID(0));
+          Future<Void> chain = Future.succeededFuture();
+          for (UUID pid : pids) chain = chain.compose(v -> steps(pid, 0));
+          return chain;
+        });
+  }
+
+  private Future<Void> steps(UUID pid, int n) {
+    if (n >= MAX_STEPS_PER_PARTITION) return Future.succeededFuture();
+    return node.pool().preparedQuery("SELECT queen.log_retention_step_v1($1, $2)")
+        .execute(Tuple.of(pid, node.config().retentionBatchSize()))
+        .compose(rows -> {
+          JsonObject r = (JsonObject) rows.iterator().next().getValue(0);
+          framesDeleted.addAndGet(r.getLong("deleted", 0L));
+          return r.getBoolean("done", true) ? Future.succeededFuture() : steps(pid, n + 1);
+        });
+  }
+}
