@@ -80,23 +80,6 @@ AS $$
     SELECT NULLIF(btrim(p_val), '')::timestamptz
 $$;
 
--- Per-frame status (ENGINE §8.1, first match wins): dead_letter (a DLQ row at the offset) > completed (named groups
--- exist and all committed >= offset; or none and the queue-mode cursor passed it) > processing (any live lease on the
--- partition) > pending. p_named / p_min_named / p_qm_committed / p_any_live are per-partition cursor aggregates.
-CREATE FUNCTION queen._msg_frame_status(p_pid uuid, p_off bigint, p_named bigint, p_min_named bigint,
-                                        p_qm_committed bigint, p_any_live boolean)
-RETURNS text
-LANGUAGE sql STABLE
-AS $$
-    SELECT CASE
-        WHEN EXISTS (SELECT 1 FROM queen.log_dlq d WHERE d.partition_id = p_pid AND d."offset" = p_off) THEN 'dead_letter'
-        WHEN (COALESCE(p_named, 0) > 0 AND p_min_named >= p_off)
-          OR (COALESCE(p_named, 0) = 0 AND p_qm_committed >= p_off) THEN 'completed'
-        WHEN COALESCE(p_any_live, false) THEN 'processing'
-        ELSE 'pending'
-    END
-$$;
-
 -- ---------------------------------------------------------------------------------------------------------------------
 -- GET /api/v1/messages
 -- ---------------------------------------------------------------------------------------------------------------------
@@ -161,6 +144,9 @@ BEGIN
         v_offset := 0;
     END IF;
     v_inner := CASE WHEN v_status IS NULL THEN v_limit + v_offset END;   -- NULL = no per-partition bound
+    -- Status per frame (ENGINE §8.1, first match wins), written out inline twice below (filter, then page items):
+    -- dead_letter (a DLQ row at the offset) > completed (named groups exist and all committed >= offset; or none and
+    -- the queue-mode cursor passed it) > processing (any live lease on the partition) > pending.
 
     -- Candidate partitions (also the scope of "mode").
     SELECT COALESCE(array_agg(p.id), '{}') INTO v_pids
@@ -231,7 +217,13 @@ BEGIN
         FROM fr
         LEFT JOIN agg a ON a.pid = fr.pid
         WHERE v_status IS NULL
-           OR queen._msg_frame_status(fr.pid, fr.off, a.named, a.min_named, a.qm_committed, a.any_live) = v_status
+           OR v_status = CASE
+                  WHEN EXISTS (SELECT 1 FROM queen.log_dlq d WHERE d.partition_id = fr.pid AND d."offset" = fr.off)
+                      THEN 'dead_letter'
+                  WHEN (COALESCE(a.named, 0) > 0 AND a.min_named >= fr.off)
+                    OR (COALESCE(a.named, 0) = 0 AND a.qm_committed >= fr.off) THEN 'completed'
+                  WHEN COALESCE(a.any_live, false) THEN 'processing'
+                  ELSE 'pending' END
         ORDER BY fr.created_at DESC, fr.pid, fr.off DESC
         LIMIT v_limit OFFSET v_offset
     ),
@@ -243,7 +235,13 @@ BEGIN
                    AS consumed_by
         FROM page pg
         CROSS JOIN LATERAL (
-            SELECT queen._msg_frame_status(pg.pid, pg.off, pg.named, pg.min_named, pg.qm_committed, pg.any_live) AS s
+            SELECT CASE
+                WHEN EXISTS (SELECT 1 FROM queen.log_dlq d WHERE d.partition_id = pg.pid AND d."offset" = pg.off)
+                    THEN 'dead_letter'
+                WHEN (COALESCE(pg.named, 0) > 0 AND pg.min_named >= pg.off)
+                  OR (COALESCE(pg.named, 0) = 0 AND pg.qm_committed >= pg.off) THEN 'completed'
+                WHEN COALESCE(pg.any_live, false) THEN 'processing'
+                ELSE 'pending' END AS s
         ) st
         CROSS JOIN LATERAL (
             SELECT COALESCE((SELECT s.base_offset FROM queen.log_segment_at_v1(pg.pid, pg.off) s), pg.base_offset) AS seq

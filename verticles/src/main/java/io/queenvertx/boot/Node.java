@@ -12,6 +12,7 @@ import io.queenvertx.decoder.SegmentDecoderVerticle;
 import io.queenvertx.http.HttpVerticle;
 import io.queenvertx.log.LogWriterVerticle;
 import io.queenvertx.maintenance.RetentionVerticle;
+import io.queenvertx.metrics.BrokerMetrics;
 import io.vertx.core.ThreadingModel;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
@@ -68,17 +69,19 @@ public final class Node implements AutoCloseable {
       effective = config.withDatabase(db.connection());
     }
     Vertx vertx = null;
+    BrokerMetrics metrics;
     try {
       Config.Database db = effective.database().orElseThrow();
       if (effective.applySchema()) Migrations.apply(db);
-      vertx = createVertx(effective);
+      metrics = new BrokerMetrics();
+      vertx = createVertx(effective, metrics);
       Pool pool = createPool(vertx, effective, db);
       Optional<EnvelopeCipher> cipher = cipherOf(effective);
       OwnershipGate gate = effective.tenancyHeader()
           ? new CachedOwnershipGate(pool, vertx.sharedData().getAsyncMap(CachedOwnershipGate.MAP))
           : OwnershipGate.OPEN;
       var flags = new MaintenanceFlags();
-      var ctx = new NodeContext(effective, pool, gate, flags, cipher);
+      var ctx = new NodeContext(effective, pool, gate, flags, cipher, metrics);
       loadFlags(pool, flags);
       vertx.setPeriodic(effective.cacheRefreshIntervalMs(), t -> loadFlags(pool, flags));
       vertx.eventBus().<io.vertx.core.json.JsonObject>consumer(Addresses.MAINTENANCE_CHANGED, m -> {
@@ -95,6 +98,10 @@ public final class Node implements AutoCloseable {
         gate.invalidate(pids);
       });
       var cache = new SegmentCache(effective.segmentCacheEntries());
+      metrics.gauge("queen_segment_cache_hits", "segment cache hits", cache::hits);
+      metrics.gauge("queen_segment_cache_misses", "segment cache misses", cache::misses);
+      metrics.gauge("queen_segment_decodes", "segment blobs decoded", cache::decodes);
+      metrics.gauge("queen_segment_cache_entries", "decoded segments cached", cache::size);
       List<String> ids = new ArrayList<>();
       var worker = new DeploymentOptions().setThreadingModel(ThreadingModel.WORKER);
       ids.add(await(vertx.deployVerticle(() -> new SegmentDecoderVerticle(pool, cache, cipher),
@@ -115,12 +122,16 @@ public final class Node implements AutoCloseable {
     }
   }
 
-  private static Vertx createVertx(Config config) throws Exception {
-    var options = new VertxOptions().setPreferNativeTransport(true);
-    if (!config.clustered()) return Vertx.vertx(options);
+  private static Vertx createVertx(Config config, BrokerMetrics metrics) throws Exception {
+    var options = new VertxOptions().setPreferNativeTransport(true)
+        .setMetricsOptions(new io.vertx.micrometer.MicrometerMetricsOptions().setEnabled(true)
+            .setJvmMetricsEnabled(true)
+            .setPrometheusOptions(new io.vertx.micrometer.VertxPrometheusOptions().setEnabled(true)));
+    var factory = new io.vertx.micrometer.MicrometerMetricsFactory(metrics.registry());
+    if (!config.clustered()) return Vertx.builder().with(options).withMetrics(factory).build();
     options.getEventBusOptions().setHost(config.clusterInterface().isEmpty() ? "127.0.0.1" : config.clusterInterface());
     var manager = new HazelcastClusterManager(ClusterConfig.load(config));
-    return await(Vertx.builder().with(options).withClusterManager(manager).buildClustered());
+    return await(Vertx.builder().with(options).withMetrics(factory).withClusterManager(manager).buildClustered());
   }
 
   static Pool createPool(Vertx vertx, Config config, Config.Database db) {

@@ -42,6 +42,7 @@ final class Acks {
   }
 
   Future<JsonArray> ack(Vertx vertx, AckCommand cmd) {
+    node.metrics().ackRequests.increment();
     List<AckItem> items = cmd.items();
     JsonObject[] out = new JsonObject[items.size()];
     Map<GroupKey, List<Integer>> groups = new LinkedHashMap<>();
@@ -55,7 +56,11 @@ final class Acks {
     return Future.join(calls).transform(v -> {
       JsonArray arr = new JsonArray();
       for (int i = 0; i < out.length; i++) {
-        arr.add(out[i] != null ? out[i] : result(i, items.get(i), false, "ack rejected", false, false, false));
+        JsonObject r = out[i] != null ? out[i] : result(i, items.get(i), false, "ack rejected", false, false, false);
+        arr.add(r);
+        if (r.getBoolean("success")) node.metrics().ackedMessages.increment();
+        else node.metrics().failedAcks.increment();
+        if (r.getBoolean("dlq")) node.metrics().deadLettered.increment();
       }
       return Future.succeededFuture(arr);
     });

@@ -91,6 +91,7 @@ public final class ConsumerVerticle extends VerticleBase {
   // ---- pop --------------------------------------------------------------------------------------------------
 
   private void onPop(Message<PopCommand> msg) {
+    node.metrics().popRequests.increment();
     attempt(new Waiter(msg, UuidV7.next().toString()));
   }
 
@@ -108,6 +109,7 @@ public final class ConsumerVerticle extends VerticleBase {
       long now = System.currentTimeMillis();
       if (body != null || !w.cmd.longPoll() || now >= w.deadline) {
         finish(w);
+        if (body == null) node.metrics().emptyPops.increment();
         w.msg.reply(body, LocalCodec.OPTIONS);
         return;
       }
@@ -117,6 +119,7 @@ public final class ConsumerVerticle extends VerticleBase {
 
   private void park(Waiter w, long now) {
     gates.park(w.gate, w);
+    node.metrics().parkedPolls.set(gates.parked());
     w.emptyChecks++;
     long delay = Math.min(repollInterval(w.emptyChecks), w.deadline - now);
     w.timer = vertx.setTimer(Math.max(1, delay), t -> {
@@ -138,6 +141,7 @@ public final class ConsumerVerticle extends VerticleBase {
     w.done = true;
     if (w.timer >= 0) vertx.cancelTimer(w.timer);
     gates.unpark(w.gate, w);
+    node.metrics().parkedPolls.set(gates.parked());
   }
 
   private void onLanded(JsonObject landed) {
@@ -182,7 +186,12 @@ public final class ConsumerVerticle extends VerticleBase {
         decoded.add(vertx.eventBus().<DecodedFrames>request(Addresses.DECODE, req,
             LocalCodec.options(DECODE_TIMEOUT_MS)).map(Message::body));
       }
-      return Future.all(decoded).map(v -> render(c, worker, slices, decoded));
+      return Future.all(decoded).map(v -> {
+        int n = 0;
+        for (var d : decoded) n += d.result().frames().size();
+        node.metrics().poppedMessages.increment(n);
+        return render(c, worker, slices, decoded);
+      });
     });
   }
 

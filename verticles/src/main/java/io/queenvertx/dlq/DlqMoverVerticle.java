@@ -91,6 +91,7 @@ public final class DlqMoverVerticle extends VerticleBase {
     String result = r.getString("result");
     if ("gone".equals(result)) return gone(c);
     boolean moved = "moved".equals(result);
+    if (moved) node.metrics().replayed.increment();
     vertx.eventBus().publish(Addresses.LANDED, new JsonObject()
         .put("tenant", c.tenant().toString()).put("queue", r.getString("queue", queue))
         .put("partition", r.getString("partition", partition))

@@ -9,6 +9,7 @@ final class ApiRoutes {
 
   static void mount(RouteTable routes, NodeContext node, Vertx vertx) {
     HealthRoutes.mount(routes, node.config(), node.pool());
+    MetricsRoutes.mount(routes, node);
     QueueRoutes.mount(routes, node, vertx);
     PushRoutes.mount(routes, node, vertx);
     PopRoutes.mount(routes, node, vertx);

@@ -116,6 +116,7 @@ public final class LogWriterVerticle extends VerticleBase {
   public Future<?> start() throws Exception {
     spool = new Spool(node.config().fileBufferDir(), node.config().fileBufferEventsPerFile());
     vertx.setPeriodic(Math.max(10, node.config().fileBufferFlushMs()), t -> drain());
+    node.metrics().gauge("queen_file_buffer_pending", "push events waiting in this node's spool", spool::pendingEvents);
     vertx.eventBus().<Object>localConsumer(Addresses.SPOOL_STATS, m -> m.reply(new JsonObject()
         .put("bufferedMessages", spool.pendingEvents()).put("bufferHealthy", true)));
     vertx.eventBus().<JsonObject>consumer(Addresses.QUEUE_CHANGED,
@@ -130,6 +131,7 @@ public final class LogWriterVerticle extends VerticleBase {
   }
 
   private void onPush(Message<PushCommand> msg) {
+    node.metrics().pushRequests.increment();
     var req = new Request(msg.body(), out -> msg.reply(out, LocalCodec.OPTIONS), false);
     List<PushItem> items = req.cmd.items();
     if (items.isEmpty()) {
@@ -163,6 +165,7 @@ public final class LogWriterVerticle extends VerticleBase {
           enc, payload));
     }
     String status = spoolSafely(events) ? "buffered" : "failed";
+    if ("buffered".equals(status)) node.metrics().bufferedMessages.increment(events.size());
     List<PushOutcome> out = new ArrayList<>(items.size());
     for (int i = 0; i < items.size(); i++) {
       out.add(new PushOutcome(i, ids.get(i), events.get(i).transactionId(), items.get(i).queue(), status, null, -1));
@@ -330,6 +333,7 @@ public final class LogWriterVerticle extends VerticleBase {
     if ("queued".equals(r.getString("status"))) {
       long base = r.getLong("baseOffset");
       for (int i = 0; i < seg.slots.size(); i++) resolve(seg.slots.get(i), "queued", pid, base + i, null);
+      node.metrics().pushedMessages.increment(seg.slots.size());
       announce(seg.key, pid, base + seg.slots.size() - 1);
       return Future.succeededFuture();
     }
@@ -457,11 +461,11 @@ public final class LogWriterVerticle extends VerticleBase {
       boolean landed = ar.succeeded() && ar.result().list().stream().allMatch(Boolean.TRUE::equals);
       try {
         if (landed) {
-          spool.delete(file);
+          spool.delete(file, events.size());
           drainFailures = 0;
           log.info("spool file {} replayed ({} events)", file.getFileName(), events.size());
         } else if (++drainFailures >= MAX_DRAIN_FAILURES) {
-          spool.moveToFailed(file);
+          spool.moveToFailed(file, events.size());
           drainFailures = 0;
           log.error("spool file {} failed {} replays; moved to failed/", file.getFileName(), MAX_DRAIN_FAILURES);
         }

@@ -35,6 +35,8 @@ final class Spool {
   private Path activePath;
   private int activeEvents;
   private long seq;
+  /** Events on disk, kept as a counter so readers (metrics, the admin route) never touch the files. */
+  private final java.util.concurrent.atomic.AtomicLong pending = new java.util.concurrent.atomic.AtomicLong();
 
   Spool(Path dir, int eventsPerFile) throws IOException {
     this.dir = dir;
@@ -44,6 +46,7 @@ final class Spool {
     try (Stream<Path> s = Files.list(dir)) {
       for (Path p : s.filter(p -> p.getFileName().toString().endsWith(".tmp")).toList()) seal(p);
     }
+    for (Path p : sealed()) pending.addAndGet(read(p).size());
   }
 
   /** Appends and forces the events; throws when they may not be on disk. */
@@ -63,6 +66,7 @@ final class Spool {
     while (hasRemaining(arr)) active.write(arr);
     active.force(false);
     activeEvents += events.size();
+    pending.addAndGet(events.size());
     if (activeEvents >= eventsPerFile) rotate();
   }
 
@@ -118,20 +122,17 @@ final class Spool {
 
   /** Events waiting on disk (sealed files and the active one). */
   long pendingEvents() {
-    long n = activeEvents;
-    try {
-      for (Path p : sealed()) n += read(p).size();
-    } catch (IOException e) {
-      return n;
-    }
-    return n;
+    return pending.get();
   }
 
-  void delete(Path file) throws IOException {
+  /** Removes a replayed file of {@code events} events. */
+  void delete(Path file, int events) throws IOException {
     Files.deleteIfExists(file);
+    pending.addAndGet(-events);
   }
 
-  void moveToFailed(Path file) throws IOException {
+  void moveToFailed(Path file, int events) throws IOException {
+    pending.addAndGet(-events);
     Path failed = dir.resolve("failed");
     Files.createDirectories(failed);
     Files.move(file, failed.resolve(file.getFileName()), StandardCopyOption.ATOMIC_MOVE);

@@ -1,0 +1,89 @@
+package io.queenvertx.http;
+
+import io.queenvertx.boot.NodeContext;
+import io.queenvertx.metrics.BrokerMetrics;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Row;
+import java.lang.management.ManagementFactory;
+
+/**
+ * {@code GET /metrics} (Queen's JSON document) and {@code GET /metrics/prometheus} (text exposition: the node's
+ * Micrometer registry, with Vert.x HTTP, pool and event-bus series, plus a best-effort database block of per-queue
+ * depth and lag and the DLQ depth).
+ */
+final class MetricsRoutes {
+  static final String PROMETHEUS_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+  private static final String DB_BLOCK = """
+      SELECT q.name,
+             COALESCE(sum(GREATEST(p.last_offset - GREATEST(c.committed, p.log_start - 1), 0)), 0) AS depth,
+             COALESCE(EXTRACT(EPOCH FROM now() - min(s.created_at)), 0) AS lag_seconds,
+             (SELECT count(*) FROM queen.log_dlq d JOIN queen.log_partitions dp ON dp.id = d.partition_id
+               WHERE dp.queue_id = q.id) AS dlq
+        FROM queen.queues q
+        LEFT JOIN queen.log_partitions p ON p.queue_id = q.id
+        LEFT JOIN queen.log_consumers c ON c.partition_id = p.id AND c.consumer_group = '__QUEUE_MODE__'
+        LEFT JOIN LATERAL (SELECT created_at FROM queen.log_segments s WHERE s.partition_id = p.id
+                             AND s.end_offset > COALESCE(c.committed, -1) ORDER BY s.base_offset LIMIT 1) s ON true
+       GROUP BY q.id, q.name
+       ORDER BY q.name
+       LIMIT 1000""";
+
+  private MetricsRoutes() {}
+
+  static void mount(RouteTable routes, NodeContext node) {
+    BrokerMetrics m = node.metrics();
+    routes.get("/metrics", ctx -> {
+      var rt = Runtime.getRuntime();
+      var cpu = ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os
+          ? os.getProcessCpuTime() / 1000 : 0L;
+      long requests = (long) (m.pushRequests.count() + m.popRequests.count() + m.ackRequests.count());
+      long messages = (long) (m.pushedMessages.count() + m.poppedMessages.count() + m.ackedMessages.count());
+      ErrorContract.send(ctx, 200, new JsonObject()
+          .put("uptime", m.uptimeSeconds())
+          .put("requests", new JsonObject().put("total", requests).put("rate", 0))
+          .put("messages", new JsonObject().put("total", messages).put("rate", 0))
+          .put("database", new JsonObject().put("poolSize", node.config().dbPoolSize())
+              .put("idleConnections", 0).put("waitingRequests", 0))
+          .put("memory", new JsonObject().put("rss", rt.totalMemory()).put("heapTotal", rt.totalMemory())
+              .put("heapUsed", rt.totalMemory() - rt.freeMemory()).put("external", 0).put("arrayBuffers", 0))
+          .put("cpu", new JsonObject().put("user", cpu).put("system", 0)));
+    });
+    routes.get("/metrics/prometheus", ctx -> {
+      StringBuilder out = new StringBuilder(m.registry().scrape());
+      out.append("# HELP queen_maintenance_mode_enabled push maintenance switch\n")
+          .append("# TYPE queen_maintenance_mode_enabled gauge\n")
+          .append("queen_maintenance_mode_enabled ").append(node.maintenance().pushMaintenance() ? 1 : 0).append('\n')
+          .append("# HELP queen_db_pool_size configured pool size\n# TYPE queen_db_pool_size gauge\n")
+          .append("queen_db_pool_size ").append(node.config().dbPoolSize()).append('\n');
+      node.pool().query(DB_BLOCK).execute().onComplete(ar -> {
+        if (ar.succeeded()) {
+          long dlqTotal = 0;
+          StringBuilder depth = new StringBuilder("# HELP queen_queue_depth messages after the queue-mode cursor\n"
+              + "# TYPE queen_queue_depth gauge\n");
+          StringBuilder lag = new StringBuilder("# HELP queen_queue_lag_seconds age of the oldest unconsumed segment\n"
+              + "# TYPE queen_queue_lag_seconds gauge\n");
+          StringBuilder dlq = new StringBuilder("# HELP queen_dlq_depth_by_queue dead-letter rows per queue\n"
+              + "# TYPE queen_dlq_depth_by_queue gauge\n");
+          for (Row r : ar.result()) {
+            String label = "{queue=\"" + escape(r.getString(0)) + "\"}";
+            depth.append("queen_queue_depth").append(label).append(' ').append(r.getLong(1)).append('\n');
+            lag.append("queen_queue_lag_seconds").append(label).append(' ')
+                .append(r.getNumeric(2).doubleValue()).append('\n');
+            dlq.append("queen_dlq_depth_by_queue").append(label).append(' ').append(r.getLong(3)).append('\n');
+            dlqTotal += r.getLong(3);
+          }
+          out.append(depth).append(lag).append(dlq)
+              .append("# HELP queen_dlq_depth dead-letter rows\n# TYPE queen_dlq_depth gauge\n")
+              .append("queen_dlq_depth{scope=\"cluster\"} ").append(dlqTotal).append('\n');
+        }
+        ctx.response().putHeader("content-type", PROMETHEUS_TYPE).putHeader("cache-control", "no-cache")
+            .end(out.toString());
+      });
+    });
+  }
+
+  /** Label values escape backslash, double quote and newline. */
+  static String escape(String v) {
+    return v.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n");
+  }
+}

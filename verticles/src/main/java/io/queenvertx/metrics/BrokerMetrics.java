@@ -1,0 +1,49 @@
+package io.queenvertx.metrics;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+
+/**
+ * The broker's own series, in the node's Micrometer registry next to the Vert.x HTTP, pool and event-bus metrics
+ * that vertx-micrometer-metrics records. One instance per node (tests run several nodes in one JVM).
+ */
+public final class BrokerMetrics {
+  private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+  private final long startedAt = System.currentTimeMillis();
+  public final Counter pushRequests = counter("queen_push_requests_total", "push requests");
+  public final Counter pushedMessages = counter("queen_messages_pushed_total", "messages stored by push");
+  public final Counter bufferedMessages = counter("queen_messages_buffered_total", "messages written to the spool");
+  public final Counter popRequests = counter("queen_pop_requests_total", "pop requests");
+  public final Counter poppedMessages = counter("queen_messages_popped_total", "messages delivered by pop");
+  public final Counter emptyPops = counter("queen_pop_empty_total", "pops answered 204");
+  public final Counter ackRequests = counter("queen_ack_requests_total", "ack and ack-batch requests");
+  public final Counter ackedMessages = counter("queen_messages_acked_total", "acks that succeeded");
+  public final Counter failedAcks = counter("queen_ack_failed_total", "acks that reported success:false");
+  public final Counter deadLettered = counter("queen_messages_dead_lettered_total", "messages filed in the DLQ");
+  public final Counter replayed = counter("queen_dlq_replayed_total", "dead-letter rows moved back to the log");
+  public final AtomicLong parkedPolls = new AtomicLong();
+
+  private Counter counter(String name, String help) {
+    return Counter.builder(name).description(help).register(registry);
+  }
+
+  public void gauge(String name, String help, Supplier<Number> value) {
+    Gauge.builder(name, value).description(help).register(registry);
+  }
+
+  public BrokerMetrics() {
+    gauge("queen_parked_long_polls", "long polls parked on this node", parkedPolls::get);
+  }
+
+  public PrometheusMeterRegistry registry() {
+    return registry;
+  }
+
+  public long uptimeSeconds() {
+    return (System.currentTimeMillis() - startedAt) / 1000;
+  }
+}
