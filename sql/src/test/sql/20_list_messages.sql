@@ -89,6 +89,15 @@ BEGIN
   PERFORM qt.eq(qt.lm_status(r, pa, 2), 'dead_letter', 'dead_letter wins over completed');
   PERFORM qt.eq(qt.lm_status(r, pa, 1), 'completed', 'completed');
   PERFORM qt.eq(qt.lm_status(r, pa, 3), 'pending', 'pending after the cursor');
+  r := queen.list_messages_v1(t, w || '{"status":"pending"}');
+  PERFORM qt.eq(qt.lm_keys(r), ARRAY[pb || '@1', pb || '@0', pa || '@4', pa || '@3'], 'status filter pending');
+  r := queen.list_messages_v1(t, w || '{"status":"completed"}');
+  PERFORM qt.eq(qt.lm_keys(r), ARRAY[pa || '@1', pa || '@0'], 'status filter completed excludes the DLQ frame');
+  r := queen.list_messages_v1(t, w || '{"status":"processing"}');
+  PERFORM qt.eq(r->'messages', '[]'::jsonb, 'status filter processing: no live lease');
+  r := queen.list_messages_v1(t, w || '{"status":"bogus"}');
+  PERFORM qt.eq(r->'messages', '[]'::jsonb, 'unknown status matches nothing');
+  PERFORM qt.eq(r->'mode'->>'type', 'queue', 'mode still reported');
 
   -- A named group on a: named groups first. g1 committed 0 -> only offset 0 completed (queue mode passed 2).
   INSERT INTO queen.log_consumers (partition_id, consumer_group, committed) VALUES (pa, 'g1', 0), (pa, 'g2', 3);
@@ -219,6 +228,14 @@ BEGIN
   PERFORM qt.eq(c.ts, '1969-12-31 23:59:59.999999+00'::timestamptz, 'cursor ts before epoch');
   PERFORM qt.eq(c.off, -1::bigint, 'negative offset');
   PERFORM qt.ok(queen._msg_cursor_encode(1, now(), u, 1) ~ '^[A-Za-z0-9_-]{44}$', 'url-safe, 44 chars');
+  -- filter timestamps: a value without a zone is UTC whatever the session TimeZone
+  PERFORM set_config('timezone', 'America/New_York', true);
+  PERFORM qt.eq(queen._msg_ts_in('2026-07-30T10:00:00'), '2026-07-30 10:00:00+00'::timestamptz, 'zone-less = UTC');
+  PERFORM qt.eq(queen._msg_ts_in('2026-07-30'), '2026-07-30 00:00:00+00'::timestamptz, 'date only = UTC midnight');
+  PERFORM qt.eq(queen._msg_ts_in('2026-07-30T10:00:00.250Z'), '2026-07-30 10:00:00.25+00'::timestamptz, 'Z');
+  PERFORM qt.eq(queen._msg_ts_in('2026-07-30T12:00:00+02:00'), '2026-07-30 10:00:00+00'::timestamptz, 'offset');
+  PERFORM qt.eq(queen._msg_ts('2026-07-30 10:00:00.25+00'), '2026-07-30T10:00:00.250Z', 'rendered in UTC with ms');
+  PERFORM qt.eq(queen._msg_ts_in(' '), NULL::timestamptz, 'blank = absent');
 END $$;
 
 -- Cursor paging: every row exactly once while rows are inserted between pages; exact-timestamp ties across partitions.

@@ -72,12 +72,18 @@ EXCEPTION WHEN OTHERS THEN
 END;
 $$;
 
--- Parse an optional ISO timestamp filter value. Empty / absent -> NULL; unparsable -> raises 22007 / 22008.
+-- Parse an optional ISO timestamp filter value. Empty / absent -> NULL; a value without a zone designator is UTC
+-- (whatever the session TimeZone is); unparsable -> raises (22007 / 22008), the callers turn that into {"error"}.
 CREATE FUNCTION queen._msg_ts_in(p_val text)
 RETURNS timestamptz
 LANGUAGE sql STABLE
 AS $$
-    SELECT NULLIF(btrim(p_val), '')::timestamptz
+    SELECT CASE
+        WHEN NULLIF(btrim(p_val), '') IS NULL THEN NULL
+        WHEN btrim(p_val) ~* '[0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]+)?)?\s*(z|utc|gmt|[+-][0-9]{2}(:?[0-9]{2})?)$'
+            THEN btrim(p_val)::timestamptz
+        ELSE btrim(p_val)::timestamp AT TIME ZONE 'UTC'
+    END
 $$;
 
 -- ---------------------------------------------------------------------------------------------------------------------
@@ -90,11 +96,15 @@ $$;
 -- row's frames stay contiguous; partition_id only breaks exact-microsecond ties across partitions).
 -- With "cursor" the offset is ignored and rows strictly after the cursor position are returned. nextCursor encodes
 -- the page's last row when the page is full, else null. Bad from/to/cursor -> {"error": ...}.
--- Work is bounded per candidate partition: at most (offset+limit) newest frames each when no status filter is given
--- (the status filter applies after derivation, so then the window is the bound).
+-- Work is bounded per candidate partition: at most (offset+limit) newest qualifying frames each, read newest-first
+-- off the log_txns PK (the status filter is applied per frame inside that scan, so the bound holds with it too).
+-- Hash blobs are read only for the page's rows.
 CREATE FUNCTION queen.list_messages_v1(p_tenant uuid, p_filter jsonb)
 RETURNS jsonb
 LANGUAGE plpgsql STABLE
+-- The per-partition bounds are plpgsql variables (limit/offset, status, cursor): plan them with their values, never
+-- with a generic plan that cannot see them.
+SET plan_cache_mode = force_custom_plan
 AS $$
 DECLARE
     v_tenant  uuid    := COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001');
@@ -110,6 +120,7 @@ DECLARE
     v_from    timestamptz;
     v_to      timestamptz;
     v_inner   bigint;
+    v_inner_rows bigint;
     c_ts      timestamptz;
     c_pid     uuid;
     c_off     bigint;
@@ -143,10 +154,13 @@ BEGIN
         END IF;
         v_offset := 0;
     END IF;
-    v_inner := CASE WHEN v_status IS NULL THEN v_limit + v_offset END;   -- NULL = no per-partition bound
-    -- Status per frame (ENGINE §8.1, first match wins), written out inline twice below (filter, then page items):
-    -- dead_letter (a DLQ row at the offset) > completed (named groups exist and all committed >= offset; or none and
-    -- the queue-mode cursor passed it) > processing (any live lease on the partition) > pending.
+    v_inner := v_limit + v_offset;
+    -- Without a status filter every txns row yields at least one frame, so offset+limit rows bound a partition too;
+    -- with one, a row may yield none (e.g. dead_letter), so only the frame bound applies.
+    v_inner_rows := CASE WHEN v_status IS NULL THEN v_inner END;
+    -- Status per frame (ENGINE §8.1, first match wins): dead_letter (a DLQ row at the offset) > completed (named
+    -- groups exist and all committed >= offset; or none and the queue-mode cursor passed it) > processing (any live
+    -- lease on the partition) > pending. The filter below applies it per frame inside each partition's scan.
 
     -- Candidate partitions (also the scope of "mode").
     SELECT COALESCE(array_agg(p.id), '{}') INTO v_pids
@@ -169,78 +183,88 @@ BEGIN
                                               WHEN v_bus > 0 THEN 'bus'
                                               ELSE 'none' END);
 
-    WITH cand AS (
-        SELECT p.id AS pid, p.name AS pname, q.name AS qname, q.priority,
-               COALESCE(NULLIF(q.namespace, ''), queen._log_name_ns(q.name)) AS ns,
-               COALESCE(NULLIF(q.task, ''), queen._log_name_task(q.name)) AS task
-        FROM queen.log_partitions p
-        JOIN queen.queues q ON q.id = p.queue_id
-        WHERE p.id = ANY (v_pids)
+    WITH cand AS MATERIALIZED (
+        -- Per candidate partition: cursor aggregates. thr = the offset every relevant group has passed (named groups
+        -- first, else the queue-mode cursor; NULL = nothing completed), so completed <=> offset <= thr.
+        SELECT c.pid, a.named, a.min_named, a.qm_committed, COALESCE(a.any_live, false) AS any_live, a.qm_lease,
+               CASE WHEN a.named > 0 THEN a.min_named ELSE a.qm_committed END AS thr
+        FROM unnest(v_pids) AS c(pid)
+        CROSS JOIN LATERAL (
+            SELECT count(*) FILTER (WHERE c2.consumer_group <> '__QUEUE_MODE__') AS named,
+                   min(c2.committed) FILTER (WHERE c2.consumer_group <> '__QUEUE_MODE__') AS min_named,
+                   max(c2.committed) FILTER (WHERE c2.consumer_group = '__QUEUE_MODE__') AS qm_committed,
+                   bool_or(c2.worker_id IS NOT NULL AND c2.lease_expires_at > now()) AS any_live,
+                   max(c2.lease_expires_at) FILTER (WHERE c2.consumer_group = '__QUEUE_MODE__'
+                                                      AND c2.worker_id IS NOT NULL AND c2.lease_expires_at > now()) AS qm_lease
+            FROM queen.log_consumers c2
+            WHERE c2.partition_id = c.pid
+        ) a
     ),
     fr AS MATERIALIZED (
-        -- Newest frames per partition inside the window (and after the cursor), at most v_inner each.
-        SELECT c.pid, c.pname, c.qname, c.priority, c.ns, c.task, x.base_offset, x.created_at, x.off, x.h
+        -- Newest frames per partition inside the window, after the cursor and of the wanted status: at most
+        -- v_inner = offset + limit each (the status predicate is applied here, per frame, so the bound holds).
+        -- Slim rows: no names and no hash (the hash blob is not read here); the frame count comes from the offsets.
+        SELECT c.pid, c.named, c.thr, c.any_live, c.qm_lease, x.base_offset, x.created_at, x.off
         FROM cand c
         CROSS JOIN LATERAL (
-            SELECT t.base_offset, t.created_at, t.base_offset + hh.idx AS off, hh.h
+            SELECT t.base_offset, t.created_at, t.base_offset + g.i AS off
             FROM (
-                SELECT t0.base_offset, t0.created_at, t0.hashes
+                SELECT t0.base_offset, t0.end_offset, t0.created_at
                 FROM queen.log_txns t0
                 WHERE t0.partition_id = c.pid
                   AND t0.created_at >= v_from AND t0.created_at < v_to
                   AND (c_ts IS NULL OR t0.created_at < c_ts
                        OR (t0.created_at = c_ts AND (c.pid > c_pid OR (c.pid = c_pid AND t0.base_offset < c_off))))
+                  AND (v_status IS DISTINCT FROM 'completed' OR t0.base_offset <= c.thr)
+                  AND (v_status IS NULL OR v_status NOT IN ('processing', 'pending') OR c.thr IS NULL
+                       OR t0.end_offset > c.thr)
                 ORDER BY t0.base_offset DESC
-                LIMIT v_inner
+                LIMIT v_inner_rows
             ) t
-            CROSS JOIN LATERAL queen.log_unnest_hashes(t.hashes) hh
-            WHERE c_ts IS NULL OR t.created_at < c_ts
-               OR (t.created_at = c_ts AND (c.pid > c_pid OR (c.pid = c_pid AND t.base_offset + hh.idx < c_off)))
-            ORDER BY t.base_offset DESC, hh.idx DESC
+            CROSS JOIN LATERAL generate_series(0, (t.end_offset - t.base_offset)::integer) AS g(i)
+            WHERE (c_ts IS NULL OR t.created_at < c_ts
+                   OR (t.created_at = c_ts AND (c.pid > c_pid OR (c.pid = c_pid AND t.base_offset + g.i < c_off))))
+              AND (v_status IS NULL OR CASE v_status
+                    WHEN 'dead_letter' THEN
+                        EXISTS (SELECT 1 FROM queen.log_dlq d WHERE d.partition_id = c.pid AND d."offset" = t.base_offset + g.i)
+                    WHEN 'completed' THEN t.base_offset + g.i <= c.thr
+                        AND NOT EXISTS (SELECT 1 FROM queen.log_dlq d WHERE d.partition_id = c.pid AND d."offset" = t.base_offset + g.i)
+                    WHEN 'processing' THEN c.any_live AND (c.thr IS NULL OR t.base_offset + g.i > c.thr)
+                        AND NOT EXISTS (SELECT 1 FROM queen.log_dlq d WHERE d.partition_id = c.pid AND d."offset" = t.base_offset + g.i)
+                    WHEN 'pending' THEN NOT c.any_live AND (c.thr IS NULL OR t.base_offset + g.i > c.thr)
+                        AND NOT EXISTS (SELECT 1 FROM queen.log_dlq d WHERE d.partition_id = c.pid AND d."offset" = t.base_offset + g.i)
+                    ELSE false END)
+            ORDER BY t.base_offset DESC, g.i DESC
             LIMIT v_inner
         ) x
-    ),
-    agg AS (
-        SELECT c.partition_id AS pid,
-               count(*) FILTER (WHERE c.consumer_group <> '__QUEUE_MODE__') AS named,
-               min(c.committed) FILTER (WHERE c.consumer_group <> '__QUEUE_MODE__') AS min_named,
-               max(c.committed) FILTER (WHERE c.consumer_group = '__QUEUE_MODE__') AS qm_committed,
-               bool_or(c.worker_id IS NOT NULL AND c.lease_expires_at > now()) AS any_live,
-               max(c.lease_expires_at) FILTER (WHERE c.consumer_group = '__QUEUE_MODE__' AND c.worker_id IS NOT NULL
-                                                 AND c.lease_expires_at > now()) AS qm_lease
-        FROM queen.log_consumers c
-        WHERE c.partition_id IN (SELECT DISTINCT fr.pid FROM fr)
-        GROUP BY c.partition_id
+        WHERE v_status IS NULL OR v_status IN ('dead_letter', 'completed')
+           OR (v_status = 'processing' AND c.any_live) OR (v_status = 'pending' AND NOT c.any_live)
     ),
     page AS (
-        SELECT fr.*, a.named, a.min_named, a.qm_committed, a.any_live, a.qm_lease
+        SELECT fr.*
         FROM fr
-        LEFT JOIN agg a ON a.pid = fr.pid
-        WHERE v_status IS NULL
-           OR v_status = CASE
-                  WHEN EXISTS (SELECT 1 FROM queen.log_dlq d WHERE d.partition_id = fr.pid AND d."offset" = fr.off)
-                      THEN 'dead_letter'
-                  WHEN (COALESCE(a.named, 0) > 0 AND a.min_named >= fr.off)
-                    OR (COALESCE(a.named, 0) = 0 AND a.qm_committed >= fr.off) THEN 'completed'
-                  WHEN COALESCE(a.any_live, false) THEN 'processing'
-                  ELSE 'pending' END
         ORDER BY fr.created_at DESC, fr.pid, fr.off DESC
         LIMIT v_limit OFFSET v_offset
     ),
     items AS (
-        SELECT pg.created_at, pg.pid, pg.off, st.s, seg.seq, pg.h, pg.qname, pg.pname, pg.ns, pg.task, pg.priority,
-               COALESCE(pg.named, 0) AS named, pg.qm_lease,
+        SELECT pg.created_at, pg.pid, pg.off, st.s, seg.seq, pg.qm_lease, pg.named,
+               substring(t.hashes FROM ((pg.off - pg.base_offset) * 16 + 1)::integer FOR 16) AS h,
+               q.name::text AS qname, p.name AS pname, q.priority,
+               COALESCE(NULLIF(q.namespace, ''), queen._log_name_ns(q.name)) AS ns,
+               COALESCE(NULLIF(q.task, ''), queen._log_name_task(q.name)) AS task,
                (SELECT count(*) FROM queen.log_consumers c
                 WHERE c.partition_id = pg.pid AND c.consumer_group <> '__QUEUE_MODE__' AND c.committed >= pg.off)
                    AS consumed_by
         FROM page pg
+        JOIN queen.log_partitions p ON p.id = pg.pid
+        JOIN queen.queues q ON q.id = p.queue_id
+        JOIN queen.log_txns t ON t.partition_id = pg.pid AND t.base_offset = pg.base_offset
         CROSS JOIN LATERAL (
             SELECT CASE
                 WHEN EXISTS (SELECT 1 FROM queen.log_dlq d WHERE d.partition_id = pg.pid AND d."offset" = pg.off)
                     THEN 'dead_letter'
-                WHEN (COALESCE(pg.named, 0) > 0 AND pg.min_named >= pg.off)
-                  OR (COALESCE(pg.named, 0) = 0 AND pg.qm_committed >= pg.off) THEN 'completed'
-                WHEN COALESCE(pg.any_live, false) THEN 'processing'
+                WHEN pg.off <= pg.thr THEN 'completed'
+                WHEN pg.any_live THEN 'processing'
                 ELSE 'pending' END AS s
         ) st
         CROSS JOIN LATERAL (

@@ -53,6 +53,28 @@ public final class AuthHandler implements Handler<RoutingContext> {
     return v;
   }
 
+  /** The outcome of an authorization: {@code status} 0 when allowed (then {@code subject} may be set). */
+  public record Decision(int status, String error, String subject) {
+    public boolean allowed() {
+      return status == 0;
+    }
+  }
+
+  /** The same checks for a caller that is not an HTTP request (the event-bus API). */
+  public Decision authorize(AccessLevel level, String authorization) {
+    if (!enabled || level == AccessLevel.PUBLIC) return new Decision(0, null, null);
+    if (authorization == null || authorization.isBlank()) return new Decision(401, "Authentication required", null);
+    String token = authorization.strip();
+    if (token.regionMatches(true, 0, "Bearer ", 0, 7)) token = token.substring(7).strip();
+    try {
+      var claims = verifier.verify(token, System.currentTimeMillis() / 1000);
+      if (!level.satisfiedBy(claims.roles())) return new Decision(403, "Insufficient permissions", null);
+      return new Decision(0, null, claims.subject());
+    } catch (TokenRejected r) {
+      return new Decision(r.status(), r.getMessage(), null);
+    }
+  }
+
   @Override
   public void handle(RoutingContext ctx) {
     if (!enabled) {
@@ -65,24 +87,13 @@ public final class AuthHandler implements Handler<RoutingContext> {
       ctx.next();
       return;
     }
-    String header = ctx.request().getHeader("Authorization");
-    if (header == null || header.isBlank()) {
-      ctx.fail(ApiError.of(401, "Authentication required"));
+    Decision d = authorize(level, ctx.request().getHeader("Authorization"));
+    if (!d.allowed()) {
+      ctx.fail(ApiError.of(d.status(), d.error()));
       return;
     }
-    String token = header.strip();
-    if (token.regionMatches(true, 0, "Bearer ", 0, 7)) token = token.substring(7).strip();
-    try {
-      var claims = verifier.verify(token, System.currentTimeMillis() / 1000);
-      if (!level.satisfiedBy(claims.roles())) {
-        ctx.fail(ApiError.of(403, "Insufficient permissions"));
-        return;
-      }
-      if (claims.subject() != null && !claims.subject().isEmpty()) ctx.put(SUBJECT, claims.subject());
-      ctx.next();
-    } catch (TokenRejected r) {
-      ctx.fail(ApiError.of(r.status(), r.getMessage()));
-    }
+    if (d.subject() != null && !d.subject().isEmpty()) ctx.put(SUBJECT, d.subject());
+    ctx.next();
   }
 
   /** An entry matches exactly, or as a prefix when it ends in "/" and is longer than "/". */

@@ -90,6 +90,7 @@ public final class Node implements AutoCloseable {
         if (b.containsKey("pop_maintenance_mode")) flags.setPop(b.getBoolean("pop_maintenance_mode"));
       });
       vertx.eventBus().registerCodec(new LocalCodec());
+      io.queenvertx.codec.api.JsonRecordCodec.registerAll(vertx.eventBus());
       vertx.eventBus().<io.vertx.core.json.JsonObject>consumer(Addresses.QUEUE_CHANGED, m -> {
         var ids = m.body().getJsonArray("partitionIds");
         if (ids == null) return;
@@ -110,6 +111,10 @@ public final class Node implements AutoCloseable {
       ids.add(await(vertx.deployVerticle(new ConsumerVerticle(ctx))));
       ids.add(await(vertx.deployVerticle(new DlqMoverVerticle(ctx, cipher), new DeploymentOptions(worker))));
       ids.add(await(vertx.deployVerticle(new RetentionVerticle(ctx))));
+      var auth = new io.queenvertx.auth.AuthHandler(effective.jwt(),
+          io.queenvertx.auth.AuthHandler.verifier(vertx, effective.jwt()));
+      ids.add(await(vertx.deployVerticle(new io.queenvertx.http.EventBusApiVerticle(ctx, auth))));
+      // last: the network is served only once every verticle it talks to is listening
       ids.add(await(vertx.deployVerticle(() -> new HttpVerticle(ctx),
           new DeploymentOptions().setInstances(effective.httpInstances()))));
       log.info("queen-vertx {} node {} listening on {}:{}", Config.VERSION, effective.serverId(),

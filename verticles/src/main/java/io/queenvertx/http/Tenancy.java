@@ -25,17 +25,22 @@ public final class Tenancy {
       ctx.next();
       return;
     }
-    String h = ctx.request().getHeader(HEADER);
-    String v = h == null ? "" : h.strip();
-    if (v.isEmpty()) {
-      ctx.put(KEY, DEFAULT_TENANT);
-    } else if (UUID_TEXT.matcher(v).matches()) {
-      ctx.put(KEY, UUID.fromString(v.toLowerCase(java.util.Locale.ROOT)));
-    } else {
-      ctx.fail(ApiError.of(400, "invalid x-queen-tenant header (must be a UUID)"));
+    try {
+      ctx.put(KEY, parse(ctx.request().getHeader(HEADER), true));
+    } catch (ApiError e) {
+      ctx.fail(e);
       return;
     }
     ctx.next();
+  }
+
+  /** The tenant named by a header value; throws the contract's 400 for a malformed one. */
+  public static UUID parse(String header, boolean enabled) {
+    if (!enabled) return DEFAULT_TENANT;
+    String v = header == null ? "" : header.strip();
+    if (v.isEmpty()) return DEFAULT_TENANT;
+    if (UUID_TEXT.matcher(v).matches()) return UUID.fromString(v.toLowerCase(java.util.Locale.ROOT));
+    throw ApiError.of(400, "invalid x-queen-tenant header (must be a UUID)");
   }
 
   public static UUID of(RoutingContext ctx) {

@@ -34,7 +34,16 @@ class CrashRecoveryIT {
   @Test
   void whatANodeAnsweredBeforeAKill9SurvivesARestart() throws Exception {
     String q = Wire.queue("crash");
-    Broker first = Broker.start(dataDir, "first");
+    String classpath = snapshotClasspath(dataDir.resolve("cp"));
+    try {
+      recoverAfterKill9(q, classpath);
+    } finally {
+      Broker.stopOrphanPostgres(dataDir); // a failed step must not leave a PostgreSQL running on a deleted folder
+    }
+  }
+
+  private void recoverAfterKill9(String q, String classpath) throws Exception {
+    Broker first = Broker.start(dataDir, "first", classpath);
     String messageId;
     try {
       var r = first.post("/api/v1/push", new JsonObject().put("items", new JsonArray()
@@ -56,7 +65,7 @@ class CrashRecoveryIT {
       first.kill9();
     }
 
-    Broker second = Broker.start(dataDir, "second");
+    Broker second = Broker.start(dataDir, "second", classpath);
     try {
       var p = second.get("/api/v1/pop/queue/" + q + "?batch=10");
       assertThat(p.statusCode()).as("pop after restart: %s", p.body()).isEqualTo(200);
@@ -71,15 +80,41 @@ class CrashRecoveryIT {
     }
   }
 
+  /**
+   * The test classpath with every directory entry (target/classes of the modules) copied aside first: the child JVM
+   * loads classes lazily for seconds, and a rebuild of the working tree meanwhile must not pull them from under it.
+   */
+  private static String snapshotClasspath(Path into) throws IOException {
+    List<String> out = new ArrayList<>();
+    int n = 0;
+    for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
+      Path src = Path.of(entry);
+      if (!Files.isDirectory(src)) {
+        out.add(entry);
+        continue;
+      }
+      Path dst = into.resolve(Integer.toString(n++));
+      try (var walk = Files.walk(src)) {
+        for (Path p : walk.toList()) {
+          Path target = dst.resolve(src.relativize(p).toString());
+          if (Files.isDirectory(p)) Files.createDirectories(target);
+          else Files.copy(p, target);
+        }
+      }
+      out.add(dst.toString());
+    }
+    return String.join(File.pathSeparator, out);
+  }
+
   /** One broker JVM: {@code java -cp <test classpath> io.queenvertx.boot.Main}, embedding its own PostgreSQL. */
   private record Broker(Process process, String base, Path dataDir) {
-    static Broker start(Path dataDir, String name) throws Exception {
+    static Broker start(Path dataDir, String name, String classpath) throws Exception {
       int port = TestNode.freePort();
       List<String> cmd = new ArrayList<>();
       cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
       cmd.add("-Xmx512m");
       cmd.add("-cp");
-      cmd.add(System.getProperty("java.class.path"));
+      cmd.add(classpath);
       cmd.add("io.queenvertx.boot.Main");
       var pb = new ProcessBuilder(cmd).redirectErrorStream(true)
           .redirectOutput(dataDir.resolve(name + ".log").toFile());
@@ -101,6 +136,7 @@ class CrashRecoveryIT {
       long deadline = System.nanoTime() + BOOT.toNanos();
       while (System.nanoTime() < deadline) {
         if (!process.isAlive()) {
+          stop();
           throw new AssertionError(name + " broker exited with " + process.exitValue() + ":\n" + log(name));
         }
         try {
@@ -110,7 +146,7 @@ class CrashRecoveryIT {
         }
         Thread.sleep(250);
       }
-      process.destroyForcibly();
+      stop();
       throw new AssertionError(name + " broker was not healthy within " + BOOT + ":\n" + log(name));
     }
 
@@ -140,12 +176,17 @@ class CrashRecoveryIT {
     }
 
     /** SIGTERM: the shutdown hook stops the node and its embedded PostgreSQL; any orphan is stopped by pid. */
-    void stop() throws Exception {
+    void stop() throws IOException, InterruptedException {
       process.destroy();
       if (!process.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)) {
         process.destroyForcibly();
         process.waitFor();
       }
+      stopOrphanPostgres(dataDir);
+    }
+
+    /** Stops the embedded PostgreSQL a killed broker left on {@code dataDir}, by the pid in its postmaster.pid. */
+    static void stopOrphanPostgres(Path dataDir) throws IOException, InterruptedException {
       File pidFile = dataDir.resolve("data/pg/postmaster.pid").toFile();
       if (pidFile.exists()) {
         long pid = Long.parseLong(Files.readAllLines(pidFile.toPath()).get(0).trim());
@@ -153,7 +194,11 @@ class CrashRecoveryIT {
             .filter(h -> h.info().command().orElse("").contains("postgres"));
         if (orphan.isPresent()) {
           orphan.get().destroy();
-          orphan.get().onExit().get(30, java.util.concurrent.TimeUnit.SECONDS);
+          try {
+            orphan.get().onExit().get(30, java.util.concurrent.TimeUnit.SECONDS);
+          } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            orphan.get().destroyForcibly();
+          }
         }
       }
     }

@@ -101,6 +101,19 @@ class LongPollIT {
   }
 
   @Test
+  void aParkedPopPicksUpABatchWhoseLeaseExpiresWhileItWaits() {
+    String q = Wire.queue("lp-expiry");
+    pushQueued(node, q, null, 1, "comes-back");
+    assertThat(pop(node, q, "leaseSeconds=1").status()).isEqualTo(200);
+    Reply r = pop(node, q, "wait=true&timeout=8000");
+    assertThat(r.status()).as("the expired batch is redelivered to the parked pop, not a 204 at the deadline")
+        .isEqualTo(200);
+    var m = Wire.messages(r.json()).get(0);
+    assertThat(m.getString("transactionId")).isEqualTo("comes-back");
+    assertThat(m.getInteger("deliveryAttempt")).isEqualTo(2);
+  }
+
+  @Test
   void aParkedPopOnAnEmptyQueueAnswers204AtItsTimeout() {
     String q = Wire.queue("lp-timeout");
     long t0 = System.nanoTime();

@@ -85,6 +85,19 @@ class PopIT {
   }
 
   @Test
+  void aPayloadComesBackVerbatimWithoutLosingNumericPrecision() {
+    // ENGINE.md §3.1 "payload is kept as raw JSON text"; API.md §5.4 "data is the payload spliced back verbatim"
+    String q = Wire.queue("pop-verbatim");
+    String payload = "{\"amount\":12345678901234567.89,\"pi\":3.141592653589793238462643383279}";
+    Reply r = node.post("/api/v1/push",
+        "{\"items\":[{\"queue\":\"" + q + "\",\"transactionId\":\"v0\",\"payload\":" + payload + "}]}");
+    assertThat(r.status()).isEqualTo(201);
+    Reply p = pop(node, q, "batch=1");
+    assertThat(p.status()).isEqualTo(200);
+    assertThat(p.body()).as("the popped body carries the pushed payload text").contains("\"data\":" + payload);
+  }
+
+  @Test
   void anEmptyPopIs204WithNoBodyAndNoContentLength() {
     String q = Wire.queue("pop-empty");
     Reply r = pop(node, q, "");

@@ -231,25 +231,9 @@ class PushIT {
     String q = Wire.queue("fusion");
     Wire.configure(node, new JsonObject().put("queue", q)); // the queue exists before the burst
     int n = 50;
-    var pool = Executors.newFixedThreadPool(n);
-    try {
-      var go = new CountDownLatch(1);
-      List<Future<Reply>> replies = new ArrayList<>();
-      for (int i = 0; i < n; i++) {
-        int k = i;
-        replies.add(pool.submit(() -> {
-          go.await();
-          return push(node, item(q, null, new JsonObject().put("k", k), "burst-" + k));
-        }));
-      }
-      go.countDown();
-      for (Future<Reply> f : replies) {
-        Reply r = f.get();
-        assertThat(r.status()).isEqualTo(201);
-        assertThat(r.array().getJsonObject(0).getString("status")).isEqualTo("queued");
-      }
-    } finally {
-      pool.shutdownNow();
+    for (Reply r : concurrently(n, k -> push(node, item(q, null, new JsonObject().put("k", k), "burst-" + k)))) {
+      assertThat(r.status()).isEqualTo(201);
+      assertThat(r.array().getJsonObject(0).getString("status")).isEqualTo("queued");
     }
     String pid = Wire.partitionId(q, "Default");
     var segs = Wire.rows("SELECT base_offset, end_offset FROM queen.log_segments WHERE partition_id = '" + pid
@@ -269,6 +253,62 @@ class PushIT {
     var popped = Wire.messages(Wire.popSome(node, q, "batch=100"));
     assertThat(popped).hasSize(n);
     assertThat(popped).extracting(m -> m.getString("transactionId")).doesNotHaveDuplicates();
+  }
+
+  @Test
+  void concurrentPushesOfOneTransactionIdStoreItOnce() throws Exception {
+    String q = Wire.queue("dup-race");
+    Wire.configure(node, new JsonObject().put("queue", q));
+    List<Reply> replies = concurrently(20, k -> push(node, item(q, null, k, "the-one")));
+    List<String> statuses = new ArrayList<>();
+    var ids = new HashSet<String>();
+    for (Reply r : replies) {
+      assertThat(r.status()).isEqualTo(201);
+      JsonObject o = r.array().getJsonObject(0);
+      statuses.add(o.getString("status"));
+      ids.add(o.getString("message_id"));
+    }
+    assertThat(statuses).filteredOn("queued"::equals).hasSize(1);
+    assertThat(statuses).filteredOn("duplicate"::equals).hasSize(19);
+    assertThat(ids).as("every duplicate names the one stored message").hasSize(1);
+    assertThat(Wire.frames(Wire.partitionId(q, "Default"))).isEqualTo(1);
+  }
+
+  @Test
+  void concurrentFirstPushesToANewQueueCreateItAndEachPartitionOnce() throws Exception {
+    String q = Wire.queue("create-race");
+    List<Reply> replies = concurrently(30, k -> push(node, item(q, "p" + (k % 5), k, "c-" + k)));
+    for (Reply r : replies) {
+      assertThat(r.status()).isEqualTo(201);
+      assertThat(r.array().getJsonObject(0).getString("status")).isEqualTo("queued");
+    }
+    assertThat(Wire.queueRows(q)).isEqualTo(1);
+    var parts = Wire.rows("SELECT p.name, p.last_offset FROM queen.log_partitions p JOIN queen.queues q "
+        + "ON q.id = p.queue_id WHERE q.name = '" + q + "' ORDER BY p.name");
+    assertThat(parts).extracting(m -> m.get("name")).containsExactly("p0", "p1", "p2", "p3", "p4");
+    assertThat(parts).extracting(m -> m.get("last_offset")).containsOnly(5L);
+  }
+
+  /** Runs {@code n} calls at once (released together by a latch) and returns their answers in call order. */
+  private static List<Reply> concurrently(int n, java.util.function.IntFunction<Reply> call) throws Exception {
+    var pool = Executors.newFixedThreadPool(n);
+    try {
+      var go = new CountDownLatch(1);
+      List<Future<Reply>> futures = new ArrayList<>();
+      for (int i = 0; i < n; i++) {
+        int k = i;
+        futures.add(pool.submit(() -> {
+          go.await();
+          return call.apply(k);
+        }));
+      }
+      go.countDown();
+      List<Reply> out = new ArrayList<>();
+      for (Future<Reply> f : futures) out.add(f.get());
+      return out;
+    } finally {
+      pool.shutdownNow();
+    }
   }
 
   private static void assertBadBody(Reply r) {

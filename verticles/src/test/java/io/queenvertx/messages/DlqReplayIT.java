@@ -254,6 +254,36 @@ class DlqReplayIT {
     assertThat(Wire.frames(pid)).as("the push wrote nothing").isEqualTo(frames);
   }
 
+  @Test
+  void whilePushMaintenanceIsOnBothReplayRoutesAnswer503AndTheRowStaysForALaterReplay() {
+    String q = Wire.queue("replay-maint");
+    String id = deadLettered(q, null, new JsonObject().put("m", 1), "mt-1");
+    String pid = Wire.partitionId(q, "Default");
+    long frames = Wire.frames(pid);
+    Reply on = node.post("/api/v1/system/maintenance", "{\"enabled\":true}");
+    assertThat(on.status()).as("maintenance on answered %s", on.body()).isEqualTo(200);
+    try {
+      Reply byId = replay(id, "{}");
+      Reply byAddress = node.post("/api/v1/messages/" + pid + "/mt-1/retry", "{}");
+      for (Reply r : new Reply[] {byId, byAddress}) {
+        assertThat(r.status()).as("replay under maintenance answered %s", r.body()).isEqualTo(503);
+        JsonObject j = r.json();
+        assertThat(j.fieldNames()).containsExactlyInAnyOrder("success", "result", "error", "dlqRowRemoved", "message");
+        assertThat(j.getBoolean("success")).isFalse();
+        assertThat(j.getString("result")).isEqualTo("maintenance");
+        assertThat(j.getString("error")).isEqualTo("push maintenance is on");
+        assertThat(j.getBoolean("dlqRowRemoved")).isFalse();
+        assertThat(j.getString("message")).startsWith("Push maintenance is on, so nothing may be written to the log.");
+      }
+      assertThat(byId.body()).as("the two routes answer the same 503").isEqualTo(byAddress.body());
+      assertThat(Wire.dlqRowExists(id)).as("a move is refused, not spooled").isTrue();
+      assertThat(Wire.frames(pid)).isEqualTo(frames);
+    } finally {
+      assertThat(node.post("/api/v1/system/maintenance", "{\"enabled\":false}").status()).isEqualTo(200);
+    }
+    moved(replay(id, "{}"));
+  }
+
   // ---- concurrency and wake-ups ----------------------------------------------------------------------------------
 
   @Test

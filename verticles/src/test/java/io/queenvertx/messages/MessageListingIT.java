@@ -364,6 +364,18 @@ class MessageListingIT {
   }
 
   @Test
+  void aFrameWhoseTxnsRowWasPurgedLeavesTheListingButIsStillConsumable() {
+    String q = Wire.queue("list-txns-purged");
+    Wire.pushOne(node, q, null, 0, "tp-old");
+    Wire.pushOne(node, q, null, 1, "tp-new");
+    String pid = Wire.partitionId(q, "Default");
+    Wire.execute("DELETE FROM queen.log_txns WHERE partition_id = '" + pid + "' AND base_offset = 0");
+    assertThat(messagesOf("queue=" + q)).extracting(m -> m.getString("transactionId")).containsExactly("tp-new");
+    assertThat(Wire.list(Wire.popSome(node, NONE, q, null, null).getJsonArray("messages")))
+        .extracting(m -> m.getString("transactionId")).containsExactly("tp-old", "tp-new");
+  }
+
+  @Test
   void aPageOfAHundredMessagesInsideOneSegmentDecodesThatSegmentExactlyOnce() {
     String q = Wire.queue("list-one-decode");
     List<JsonObject> items = new ArrayList<>();

@@ -115,6 +115,21 @@ class MessageRetryIT {
   }
 
   @Test
+  void theRetryRouteIgnoresItsBodyAndAlwaysReplaysInPlace() {
+    String q = Wire.queue("retry-body");
+    String elsewhere = Wire.queue("retry-elsewhere");
+    Wire.retryLimitZero(node, NONE, q);
+    Wire.deadLetter(node, q, "eu-1", 1, "rb-1", null, "boom");
+    String pid = Wire.partitionId(q, "eu-1");
+    Reply r = node.post("/api/v1/messages/" + pid + "/rb-1/retry",
+        new JsonObject().put("queue", elsewhere).put("partition", "eu-9").encode());
+    assertThat(r.status()).as("retry answered %s", r.body()).isEqualTo(200);
+    assertThat(r.json().getString("queue")).isEqualTo(q);
+    assertThat(r.json().getString("partition")).isEqualTo("eu-1");
+    assertThat(Wire.count("SELECT count(*) FROM queen.queues WHERE name = '" + elsewhere + "'")).isZero();
+  }
+
+  @Test
   void aRetryOfALiveMessageIs404WithTheAddressBodyAndWritesNothing() {
     String q = Wire.queue("retry-live");
     Wire.pushOne(node, q, null, 1, "live-1");

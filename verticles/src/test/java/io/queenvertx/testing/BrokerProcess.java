@@ -1,0 +1,103 @@
+package io.queenvertx.testing;
+
+import java.io.File;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/** A broker node in its own JVM (a real separate process), started from the test classpath. */
+public final class BrokerProcess implements AutoCloseable {
+  private static final List<String> JVM_FLAGS = List.of("--add-modules", "java.se",
+      "--add-exports", "java.base/jdk.internal.ref=ALL-UNNAMED", "--add-opens", "java.base/java.lang=ALL-UNNAMED",
+      "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens", "java.management/sun.management=ALL-UNNAMED",
+      "--add-opens", "jdk.management/com.sun.management.internal=ALL-UNNAMED", "-Xmx512m");
+
+  private final Process process;
+  private final int port;
+  private final Path log;
+
+  private BrokerProcess(Process process, int port, Path log) {
+    this.process = process;
+    this.port = port;
+    this.log = log;
+  }
+
+  public static BrokerProcess start(Map<String, String> env) throws Exception {
+    int port = env.containsKey("PORT") ? Integer.parseInt(env.get("PORT")) : TestNode.freePort();
+    Path log = Files.createTempFile("queen-node-" + port, ".log");
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.addAll(JVM_FLAGS);
+    cmd.add("-cp");
+    cmd.add(System.getProperty("java.class.path"));
+    cmd.add("io.queenvertx.boot.Main");
+    var pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
+    pb.environment().put("PORT", Integer.toString(port));
+    pb.environment().putAll(env);
+    var p = new BrokerProcess(pb.start(), port, log);
+    p.awaitHealthy(Duration.ofSeconds(120));
+    return p;
+  }
+
+  /** A node that shares the test PostgreSQL. */
+  public static BrokerProcess onSharedDatabase(Map<String, String> extra) throws Exception {
+    var db = TestDatabase.get().shared();
+    var env = new java.util.HashMap<String, String>(Map.of("PG_HOST", db.host(), "PG_PORT", Integer.toString(db.port()),
+        "PG_DATABASE", db.database(), "PG_USER", db.user(), "PG_PASSWORD", db.password(), "DB_POOL_SIZE", "16",
+        "QUEEN_HTTP_INSTANCES", "1"));
+    env.put("FILE_BUFFER_DIR", Files.createTempDirectory("queen-proc-spool").toString());
+    env.putAll(extra);
+    return start(env);
+  }
+
+  private void awaitHealthy(Duration max) throws Exception {
+    var http = HttpClient.newHttpClient();
+    long deadline = System.nanoTime() + max.toNanos();
+    while (System.nanoTime() < deadline) {
+      if (!process.isAlive()) throw new IllegalStateException("node died at boot:\n" + Files.readString(log));
+      try {
+        var r = http.send(HttpRequest.newBuilder(URI.create(baseUrl() + "/health")).timeout(Duration.ofSeconds(2))
+            .build(), HttpResponse.BodyHandlers.ofString());
+        if (r.statusCode() == 200) return;
+      } catch (Exception e) {
+        // not listening yet
+      }
+      Thread.sleep(200);
+    }
+    throw new IllegalStateException("node not healthy in " + max + ":\n" + Files.readString(log));
+  }
+
+  public String baseUrl() {
+    return "http://127.0.0.1:" + port;
+  }
+
+  public int port() {
+    return port;
+  }
+
+  /** SIGKILL: no shutdown hook runs, nothing is drained. */
+  public void kill9() throws InterruptedException {
+    process.destroyForcibly();
+    process.waitFor();
+  }
+
+  public String log() throws Exception {
+    return Files.readString(log);
+  }
+
+  @Override
+  public void close() throws Exception {
+    if (process.isAlive()) {
+      process.destroy();
+      if (!process.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)) process.destroyForcibly().waitFor();
+    }
+    new File(log.toString()).delete();
+  }
+}
