@@ -1005,6 +1005,21 @@ BEGIN
     IF v_worker <> '' AND (v_c.worker_id IS DISTINCT FROM v_worker
                            OR v_c.lease_expires_at IS NULL
                            OR v_c.lease_expires_at < clock_timestamp()) THEN
+        -- The same batch acked again with its (since released) lease is all success, as no-ops (ENGINE.md §5.3
+        -- "rowless_messages"): every status is completed and every hash resolves at or below the cursor.
+        IF v_n > 0
+           AND NOT EXISTS (SELECT 1 FROM unnest(p_statuses) s(s)
+                            WHERE NOT (s.s IS NULL OR s.s IN ('', 'completed', 'success', 'acked', 'ok')))
+           AND (SELECT bool_and(EXISTS (
+                    SELECT 1 FROM queen.log_txns t CROSS JOIN LATERAL queen.log_unnest_hashes(t.hashes) th
+                     WHERE t.partition_id = p_pid AND t.base_offset <= v_c.committed
+                       AND th.h = u.h AND t.base_offset + th.idx <= v_c.committed))
+                  FROM unnest(p_hashes) u(h)) THEN
+            RETURN jsonb_build_object('ok', true, 'leaseReleased', false, 'acked', 0,
+                'noop', (SELECT jsonb_agg(i - 1) FROM generate_series(1, v_n) i),
+                'stale', '[]'::jsonb, 'unresolved', '[]'::jsonb, 'committed', v_c.committed,
+                'dlq', false, 'dropped', false);
+        END IF;
         RETURN jsonb_build_object('ok', false, 'error', 'invalid or expired lease');
     END IF;
 

@@ -41,8 +41,12 @@ public final class Migrations {
             .placeholderReplacement(false)
             .load()
             .migrate();
-        log.info("schema at version {} ({} migrations applied now)", result.targetSchemaVersion,
-            result.migrationsExecuted);
+        if (result.migrationsExecuted > 0) {
+          log.info("schema migrated to version {} ({} migrations applied)", result.targetSchemaVersion,
+              result.migrationsExecuted);
+        } else {
+          log.info("schema up to date");
+        }
       } finally {
         try (var st = lockConn.createStatement()) {
           st.execute("SELECT pg_advisory_unlock(" + MIGRATION_LOCK + ")");

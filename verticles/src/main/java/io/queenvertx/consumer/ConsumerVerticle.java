@@ -80,7 +80,11 @@ public final class ConsumerVerticle extends VerticleBase {
           String err = d.getString("error");
           acks.fileDeadLetter(UUID.fromString(d.getString("partitionId")), d.getString("group"), d.getString("worker"),
                   d.getLong("off"), txn -> err != null ? err : Acks.DEFAULT_DLQ_ERROR)
-              .onFailure(e -> log.warn("dead-letter filing after a transaction failed: {}", e.getMessage()));
+              .onSuccess(v -> m.reply(Boolean.TRUE, LocalCodec.OPTIONS))
+              .onFailure(e -> {
+                log.warn("dead-letter filing after a transaction failed: {}", e.getMessage());
+                m.fail(500, e.getMessage() == null ? "dlq rejected" : e.getMessage());
+              });
         }).completion());
   }
 

@@ -76,18 +76,20 @@ public final class EventBusApiVerticle extends VerticleBase {
   }
 
   private Future<ApiReply> push(PushRequest req, Caller c) {
-    JsonArray items = new JsonArray();
+    List<PushItem> parsed = new ArrayList<>();
     for (PushRequest.Item i : req.items()) {
-      Object payload;
+      int index = parsed.size();
+      if (i.queue() == null) throw PushRoutes.missing("queue");
+      if (i.payloadJson() == null) throw PushRoutes.missing("payload");
       try {
-        payload = i.payloadJson() == null ? null : Json.decodeValue(i.payloadJson());
+        Json.decodeValue(i.payloadJson());
       } catch (RuntimeException e) {
-        throw ApiError.of(400, "bad body: payloadJson is not JSON: " + ApiError.describe(e));
+        throw ApiError.of(400, "bad body: payloadJson of item " + index + " is not JSON: " + ApiError.describe(e));
       }
-      items.add(new JsonObject().put("queue", i.queue()).put("partition", i.partition())
-          .put("transactionId", i.transactionId()).put("payload", payload));
+      // the payload text is stored verbatim, as over HTTP
+      parsed.add(PushRoutes.validated(i.queue(), i.partition(), i.transactionId(),
+          i.payloadJson().getBytes(StandardCharsets.UTF_8), index));
     }
-    List<PushItem> parsed = PushRoutes.parseItems(new JsonObject().put("items", items));
     return Bus.<List<PushOutcome>>request(vertx, Addresses.PUSH, new PushCommand(c.tenant(), c.subject(), parsed))
         .map(out -> new ApiReply(201, PushRoutes.render(out).buffer().toString(StandardCharsets.UTF_8)));
   }

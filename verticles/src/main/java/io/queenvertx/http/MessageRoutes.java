@@ -184,15 +184,14 @@ final class MessageRoutes {
     if (i >= segs.size()) return Future.succeededFuture(null);
     Row r = segs.get(i);
     long base = r.getLong("base_offset");
+    // A segment that does not decode fails the scan with 500 "frame decode failed": the frame may be in it.
     return Bus.<DecodedFrames>request(vertx, Addresses.DECODE,
             new DecodeRequest(pid, base, r.getBuffer("blob").getBytes(), 0, -1))
-        .transform(ar -> {
-          if (ar.succeeded()) {
-            List<Frame> frames = ar.result().frames();
-            // newest first inside the segment too
-            for (int k = frames.size() - 1; k >= 0; k--) {
-              if (txn.equals(frames.get(k).transactionId())) return Future.succeededFuture(base + k);
-            }
+        .compose(decoded -> {
+          List<Frame> frames = decoded.frames();
+          // newest first inside the segment too
+          for (int k = frames.size() - 1; k >= 0; k--) {
+            if (txn.equals(frames.get(k).transactionId())) return Future.succeededFuture(base + k);
           }
           return scanPage(vertx, pid, txn, segs, i + 1);
         });

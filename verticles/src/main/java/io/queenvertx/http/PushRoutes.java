@@ -27,8 +27,7 @@ final class PushRoutes {
   }
 
   private static void push(RoutingContext ctx, NodeContext node, Vertx vertx) {
-    JsonObject body = Bodies.object(ctx);
-    List<PushItem> items = parseItems(body);
+    List<PushItem> items = PushBody.parse(ctx.body().buffer());
     var cmd = new PushCommand(Tenancy.of(ctx), Identity.subject(ctx), items);
     Bus.<List<PushOutcome>>request(vertx, Addresses.PUSH, cmd)
         .onSuccess(out -> {
@@ -40,25 +39,9 @@ final class PushRoutes {
         .onFailure(ctx::fail);
   }
 
-  static List<PushItem> parseItems(JsonObject body) {
-    Object raw = body.getValue("items");
-    if (!(raw instanceof JsonArray arr)) throw missing("items");
-    List<PushItem> items = new ArrayList<>(arr.size());
-    for (int i = 0; i < arr.size(); i++) {
-      if (!(arr.getValue(i) instanceof JsonObject it)) {
-        throw ApiError.of(400, "bad body: item " + i + " must be an object");
-      }
-      items.add(item(it, i));
-    }
-    return items;
-  }
-
-  private static PushItem item(JsonObject it, int i) {
-    String queue = requiredString(it, "queue");
-    if (!it.containsKey("payload")) throw missing("payload");
-    String partition = optionalString(it, "partition");
+  /** The per-item rules of API.md §5.3, shared by the HTTP body parser and the event-bus edge. */
+  static PushItem validated(String queue, String partition, String txn, byte[] payload, int i) {
     if (partition == null) partition = DEFAULT_PARTITION;
-    String txn = optionalString(it, "transactionId");
     if (hasControl(queue) || hasControl(partition) || (txn != null && hasControl(txn))) {
       throw ApiError.of(400,
           "bad body: control characters are not allowed in queue, partition or transactionId");
@@ -66,7 +49,6 @@ final class PushRoutes {
     if (txn != null && txn.getBytes(StandardCharsets.UTF_8).length > MAX_TXN_BYTES) {
       throw ApiError.of(400, "bad body: transactionId of item " + i + " exceeds the 65535-byte limit");
     }
-    byte[] payload = Json.encodeToBuffer(it.getValue("payload")).getBytes();
     return new PushItem(queue, partition, txn, payload);
   }
 

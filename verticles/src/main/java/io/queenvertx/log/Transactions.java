@@ -126,12 +126,22 @@ final class Transactions {
       }
       return chain;
     });
-    return tx.map(v -> {
+    return tx.compose(v -> {
       for (JsonObject l : landed) vertx.eventBus().publish(Addresses.LANDED, l.put("tenant", cmd.tenant().toString()));
-      for (JsonObject d : deadLetters) vertx.eventBus().send(Addresses.DLQ_FILE, d);
-      JsonArray arr = new JsonArray();
-      for (JsonObject r : results) arr.add(r);
-      return new JsonObject().put("transactionId", txId).put("success", true).put("results", arr);
+      // The hand-offs are filed before answering, exactly as the ack route does: dlq:true means the row exists.
+      List<Future<?>> filings = new ArrayList<>();
+      for (JsonObject d : deadLetters) {
+        int index = d.getInteger("index");
+        filings.add(vertx.eventBus().request(Addresses.DLQ_FILE, d, io.queenvertx.bus.LocalCodec.options(30_000))
+            .onFailure(e -> results[index].put("success", false).put("dlq", false)
+                .put("error", e.getMessage() == null ? "dlq rejected" : e.getMessage())));
+      }
+      return Future.join(filings).transform(done -> {
+        JsonArray arr = new JsonArray();
+        for (JsonObject r : results) arr.add(r);
+        return Future.succeededFuture(new JsonObject().put("transactionId", txId).put("success", true)
+            .put("results", arr));
+      });
     }).recover(err -> {
       String reason = "db_error";
       String text = err.getMessage();
@@ -217,7 +227,9 @@ final class Transactions {
           if (dlq) {
             String err = null;
             for (int i : idx) if (ops.get(i).ack().error() != null && err == null) err = ops.get(i).ack().error();
-            deadLetters.add(new JsonObject().put("partitionId", pid.toString()).put("group", key.group())
+            int poisonOp = poison != null && poison < idx.size() ? idx.get(poison) : idx.get(0);
+            deadLetters.add(new JsonObject().put("index", poisonOp).put("partitionId", pid.toString())
+                .put("group", key.group())
                 .put("worker", r.getString("worker", key.leaseId())).put("off", r.getLong("off"))
                 .put("error", err));
           }
