@@ -57,7 +57,8 @@ public record Config(
     String clusterName,
     Path clusterConfig,
     int httpInstances,
-    long cacheRefreshIntervalMs) {
+    long cacheRefreshIntervalMs,
+    boolean accessLog) {
 
   public static final String VERSION = "0.1.0";
 
@@ -184,7 +185,8 @@ public record Config(
         e.str("QUEEN_CLUSTER_NAME", "queen-vertx"),
         Path.of(e.str("QUEEN_CLUSTER_CONFIG", "cluster.xml")),
         Math.max(1, e.integer("QUEEN_HTTP_INSTANCES", cores)),
-        Math.max(1000, e.lng("QUEEN_CACHE_REFRESH_INTERVAL_MS", 60000)));
+        Math.max(1000, e.lng("QUEEN_CACHE_REFRESH_INTERVAL_MS", 60000)),
+        e.bool("QUEEN_ACCESS_LOG", false));
   }
 
   /** A copy with another HTTP port (tests start nodes on free ports). */
@@ -194,7 +196,7 @@ public record Config(
         popWaitInitialIntervalMs, popWaitBackoffThreshold, popWaitBackoffMultiplier, popWaitMaxIntervalMs, zstdLevel,
         segmentCacheEntries, retentionIntervalMs, retentionBatchSize, fileBufferDir, fileBufferFlushMs,
         fileBufferMaxBatch, fileBufferEventsPerFile, encryptionKeyHex, tenancyHeader, kvTrustedProxy, jwt, clustered,
-        clusterMembers, clusterPort, clusterInterface, clusterName, clusterConfig, httpInstances, cacheRefreshIntervalMs);
+        clusterMembers, clusterPort, clusterInterface, clusterName, clusterConfig, httpInstances, cacheRefreshIntervalMs, accessLog);
   }
 
   /** A copy pointing at a given database (tests share one embedded PostgreSQL between nodes). */
@@ -204,7 +206,7 @@ public record Config(
         popWaitInitialIntervalMs, popWaitBackoffThreshold, popWaitBackoffMultiplier, popWaitMaxIntervalMs, zstdLevel,
         segmentCacheEntries, retentionIntervalMs, retentionBatchSize, fileBufferDir, fileBufferFlushMs,
         fileBufferMaxBatch, fileBufferEventsPerFile, encryptionKeyHex, tenancyHeader, kvTrustedProxy, jwt, clustered,
-        clusterMembers, clusterPort, clusterInterface, clusterName, clusterConfig, httpInstances, cacheRefreshIntervalMs);
+        clusterMembers, clusterPort, clusterInterface, clusterName, clusterConfig, httpInstances, cacheRefreshIntervalMs, accessLog);
   }
 
   private record Reader(Function<String, String> get) {

@@ -11,6 +11,7 @@ final class ApiRoutes {
     HealthRoutes.mount(routes, node.config(), node.pool());
     MetricsRoutes.mount(routes, node);
     QueueRoutes.mount(routes, node, vertx);
+    StatusRoutes.mount(routes, node);
     PushRoutes.mount(routes, node, vertx);
     PopRoutes.mount(routes, node, vertx);
     AckRoutes.mount(routes, node, vertx);

@@ -37,6 +37,8 @@ public final class HttpVerticle extends VerticleBase {
 
   static Router buildRouter(NodeContext node, io.vertx.core.Vertx vertx) {
     Router router = Router.router(vertx);
+    boolean logAll = node.config().accessLog();
+    router.route().order(-2000).handler(ctx -> RequestIds.handle(ctx, logAll));
     // axum matches exactly: "/api/v1/push/" is not "/api/v1/push" (API.md §1.5), but Vert.x would match both.
     router.route().order(-800).handler(ctx -> {
       String p = ctx.request().path();

@@ -704,6 +704,31 @@ public final class Bench {
     Map<Integer, Long> pg;
     long commits = -1;
     long nextXid = -1;
+    long selfTicks = -1;
+    long machineBusy = -1;
+    String loadavg = "";
+  }
+
+  /** Busy ticks of the whole machine (all cores) from the first line of /proc/stat. */
+  static long machineBusyTicks() {
+    try {
+      String line = Files.readAllLines(Path.of("/proc/stat")).get(0);
+      String[] f = line.trim().split("\\s+");
+      long busy = 0;
+      for (int i : new int[] {1, 2, 3, 6, 7, 8}) busy += Long.parseLong(f[i]);
+      return busy;
+    } catch (IOException | RuntimeException e) {
+      return -1;
+    }
+  }
+
+  static String loadavg() {
+    try {
+      String[] f = Files.readString(Path.of("/proc/loadavg")).trim().split(" ");
+      return f[0] + " " + f[1] + " " + f[2];
+    } catch (IOException | RuntimeException e) {
+      return "";
+    }
   }
 
   Snapshot snapshot() {
@@ -714,6 +739,10 @@ public final class Bench {
       if (f != null) s.brokerTicks = ticks(f, false);
     }
     s.pg = pgTicks(postmasterPid);
+    String[] self = statFields((int) ProcessHandle.current().pid());
+    if (self != null) s.selfTicks = ticks(self, false);
+    s.machineBusy = machineBusyTicks();
+    s.loadavg = loadavg();
     if (pgConn != null) {
       try (Statement st = pgConn.createStatement();
           ResultSet rs = st.executeQuery("SELECT (SELECT sum(xact_commit) FROM pg_stat_database)::bigint,"
@@ -739,6 +768,18 @@ public final class Bench {
     j.put("pg_cpu_pct", round2(100.0 * pg / CLK_TCK / secs));
     j.put("pg_cpu_scope", postmasterPid > 0 ? "postmaster " + postmasterPid + " and its children"
         : "every process named postgres (best effort)");
+    if (s0.selfTicks >= 0 && s1.selfTicks >= 0) {
+      j.put("bench_cpu_pct", round2(100.0 * (s1.selfTicks - s0.selfTicks) / CLK_TCK / secs));
+    }
+    if (s0.machineBusy >= 0 && s1.machineBusy >= 0) {
+      double machine = 100.0 * (s1.machineBusy - s0.machineBusy) / CLK_TCK / secs;
+      j.put("machine_cpu_pct", round2(machine));
+      // whatever else ran on the machine meanwhile (other jobs): machine - broker - postgres - bench
+      double other = machine - j.getDouble("pg_cpu_pct", 0.0) - j.getDouble("broker_cpu_pct", 0.0)
+          - j.getDouble("bench_cpu_pct", 0.0);
+      j.put("other_cpu_pct", round2(Math.max(0, other)));
+    }
+    j.put("loadavg_start", s0.loadavg).put("loadavg_end", s1.loadavg);
     if (s0.commits >= 0 && s1.commits >= 0) {
       long c = s1.commits - s0.commits;
       j.put("pg_xact_commits", c);

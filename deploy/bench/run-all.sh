@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# Reproduces every row of BENCHMARKS.md on a fresh machine (Java 17, Maven, network access to Maven Central):
+#
+#   DURATION=60 deploy/bench/run-all.sh
+#
+# Builds the broker and the bench jar, starts one broker node with its embedded PostgreSQL in a temporary folder,
+# runs the rows of issue 8 one after the other, appends one JSON line per row to deploy/bench/results.jsonl,
+# then restarts that node clustered, adds a second node sharing its PostgreSQL, measures cross-node wake-up, and
+# stops everything it started.
+#
+# Environment knobs (all optional):
+#   DURATION=60          measured seconds per row          WARMUP=5   unmeasured seconds before each row
+#   TRIALS=200           wake-up trials                    BUILD=1    0 = use the jars already built
+#   ROWS="push100 push1 popack fanout part1000 part10000 wakeup"   subset/order of rows to run
+#   RESULTS=deploy/bench/results.jsonl                     BROKER_JAR=verticles/target/queen-vertx.jar
+#   PORT_A / PORT_B / PG_PORT_BENCH / CLUSTER_PORT         fixed ports (default: free ones picked here)
+#   BROKER_JAVA_OPTS / BENCH_JAVA_OPTS                     extra JVM flags
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+DURATION=${DURATION:-60}
+WARMUP=${WARMUP:-5}
+TRIALS=${TRIALS:-200}
+BUILD=${BUILD:-1}
+ROWS=${ROWS:-"push100 push1 popack fanout part1000 part10000 wakeup"}
+RESULTS=${RESULTS:-$here/results.jsonl}
+BROKER_JAR=${BROKER_JAR:-$root/verticles/target/queen-vertx.jar}
+BENCH_JAR=$here/target/queen-bench.jar
+BROKER_JAVA_OPTS=${BROKER_JAVA_OPTS:-}
+BENCH_JAVA_OPTS=${BENCH_JAVA_OPTS:--Xmx1g}
+
+log() { echo "[run-all $(date +%H:%M:%S)] $*" >&2; }
+
+port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+free_port() { # first port from $1 upwards that nobody listens on
+  local p=$1
+  while port_in_use "$p"; do p=$((p + 1)); done
+  echo "$p"
+}
+
+if [ "$BUILD" = 1 ]; then
+  log "building the broker"
+  (cd "$root" && mvn -B -ntp -q -DskipTests package)
+  log "building the bench"
+  (cd "$here" && mvn -B -ntp -q package)
+fi
+[ -f "$BROKER_JAR" ] || { echo "no broker jar at $BROKER_JAR" >&2; exit 1; }
+[ -f "$BENCH_JAR" ] || { echo "no bench jar at $BENCH_JAR" >&2; exit 1; }
+
+PORT_A=${PORT_A:-$(free_port 16632)}
+PORT_B=${PORT_B:-$(free_port $((PORT_A + 1)))}
+PG_PORT_BENCH=${PG_PORT_BENCH:-$(free_port 25432)}
+CLUSTER_PORT=${CLUSTER_PORT:-$(free_port 5801)}
+CLUSTER_NAME=queen-bench-$$
+work=$(mktemp -d "${TMPDIR:-/tmp}/queen-bench.XXXXXX")
+rev=$(cd "$root" && git rev-parse --short HEAD 2>/dev/null || echo unknown)
+log "work folder $work, node A :$PORT_A, node B :$PORT_B, PostgreSQL :$PG_PORT_BENCH, broker rev $rev"
+
+declare -A pids=()
+
+stop_node() { # name
+  local name=$1 pid=${pids[$1]:-}
+  [ -n "$pid" ] || return 0
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+    kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
+  fi
+  wait "$pid" 2>/dev/null || true
+  unset "pids[$name]"
+  # an embedded PostgreSQL left behind by a killed node: stop it by the pid in its own postmaster.pid
+  local pm="$work/$name/pg/postmaster.pid"
+  if [ -f "$pm" ]; then
+    local pgpid
+    pgpid=$(head -1 "$pm")
+    if [ -n "$pgpid" ] && kill -0 "$pgpid" 2>/dev/null; then
+      log "stopping PostgreSQL $pgpid left by $name"
+      kill -INT "$pgpid" 2>/dev/null || true
+      for _ in $(seq 40); do kill -0 "$pgpid" 2>/dev/null || break; sleep 0.5; done
+    fi
+  fi
+}
+
+cleanup() {
+  local rc=$?
+  for name in node-b node-a; do stop_node "$name"; done
+  log "logs kept in $work (rm -rf it when done)"
+  exit $rc
+}
+trap cleanup EXIT INT TERM
+
+start_node() { # name port [VAR=value ...]
+  local name=$1 port=$2
+  shift 2
+  mkdir -p "$work/$name"
+  # shellcheck disable=SC2086
+  env PORT="$port" QUEEN_BIND_ADDR=127.0.0.1 QUEEN_DATA_DIR="$work/$name" FILE_BUFFER_DIR="$work/$name/buffers" \
+    QUEEN_SERVER_ID="bench-$name" "$@" \
+    java $BROKER_JAVA_OPTS -jar "$BROKER_JAR" >> "$work/$name.log" 2>&1 &
+  pids[$name]=$!
+  local i
+  for i in $(seq 240); do
+    if curl -fs "http://127.0.0.1:$port/health" > /dev/null 2>&1; then
+      log "$name up on :$port (pid ${pids[$name]})"
+      return 0
+    fi
+    if ! kill -0 "${pids[$name]}" 2>/dev/null; then
+      tail -50 "$work/$name.log" >&2
+      echo "$name died during boot" >&2
+      exit 1
+    fi
+    sleep 0.5
+  done
+  tail -50 "$work/$name.log" >&2
+  echo "$name did not answer /health within 120 s" >&2
+  exit 1
+}
+
+PG_URL="jdbc:postgresql://127.0.0.1:$PG_PORT_BENCH/postgres"
+
+bench() { # row-label bench-args...
+  local label=$1
+  shift
+  log "row $label: $*"
+  local line
+  # shellcheck disable=SC2086
+  line=$(java $BENCH_JAVA_OPTS -jar "$BENCH_JAR" --label "$label rev=$rev" --pg "$PG_URL" \
+    --pg-user postgres --pg-password postgres --broker-pid "${pids[node-a]}" "$@")
+  echo "$line" >> "$RESULTS"
+  echo "$line"
+  sleep 3
+}
+
+common=(--url "http://127.0.0.1:$PORT_A" --duration "$DURATION" --warmup "$WARMUP" --payload-bytes 200)
+
+need_single=0
+for r in $ROWS; do [ "$r" != wakeup ] && [ "$r" != wakeup-local ] && need_single=1; done
+
+if [ "$need_single" = 1 ]; then
+  start_node node-a "$PORT_A" QUEEN_EMBEDDED_PG_PORT="$PG_PORT_BENCH" QUEEN_CLUSTER=false
+  for r in $ROWS; do
+    case "$r" in
+      push100)   bench push100   --mode push "${common[@]}" --clients 8 --batch 100 --partitions 10 ;;
+      push1)     bench push1     --mode push "${common[@]}" --clients 32 --batch 1 --partitions 10 ;;
+      popack)    bench popack    --mode popack "${common[@]}" --clients 8 --producers 8 --batch 100 --partitions 10 ;;
+      fanout)    bench fanout    --mode fanout "${common[@]}" --groups 10 --consumers-per-group 1 --producers 8 \
+                                 --batch 100 --partitions 10 ;;
+      part10)    bench part10    --mode push "${common[@]}" --clients 8 --batch 100 --partitions 10 ;;
+      part1000)  bench part1000  --mode push "${common[@]}" --clients 8 --batch 100 --partitions 1000 ;;
+      part10000) bench part10000 --mode push "${common[@]}" --clients 8 --batch 100 --partitions 10000 ;;
+      wakeup|wakeup-local) ;;
+      *) echo "unknown row $r" >&2; exit 2 ;;
+    esac
+  done
+  stop_node node-a
+fi
+
+if [[ " $ROWS " == *" wakeup "* || " $ROWS " == *" wakeup-local "* ]]; then
+  cluster=(QUEEN_CLUSTER=true QUEEN_CLUSTER_MEMBERS=127.0.0.1 QUEEN_CLUSTER_NAME="$CLUSTER_NAME"
+           QUEEN_CLUSTER_PORT="$CLUSTER_PORT" QUEEN_CLUSTER_INTERFACE=127.0.0.1)
+  start_node node-a "$PORT_A" QUEEN_EMBEDDED_PG_PORT="$PG_PORT_BENCH" "${cluster[@]}"
+  start_node node-b "$PORT_B" PG_HOST=127.0.0.1 PG_PORT="$PG_PORT_BENCH" PG_USER=postgres PG_PASSWORD=postgres \
+    "${cluster[@]}"
+  # give Hazelcast a moment to merge the two members
+  for _ in $(seq 60); do
+    grep -q "Members {size:2" "$work/node-a.log" 2>/dev/null && break
+    sleep 0.5
+  done
+  grep -q "Members {size:2" "$work/node-a.log" 2>/dev/null || log "warning: no 2-member view in node-a.log yet"
+  sleep 2
+  for r in $ROWS; do
+    case "$r" in
+      wakeup) bench wakeup --mode wakeup --url "http://127.0.0.1:$PORT_A" --url2 "http://127.0.0.1:$PORT_B" \
+                --trials "$TRIALS" ;;
+      wakeup-local) bench wakeup-local --mode wakeup --url "http://127.0.0.1:$PORT_A" --url2 "http://127.0.0.1:$PORT_A" \
+                --trials "$TRIALS" ;;
+    esac
+  done
+fi
+log "results appended to $RESULTS"
