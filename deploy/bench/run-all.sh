@@ -162,12 +162,17 @@ if [[ " $ROWS " == *" wakeup "* || " $ROWS " == *" wakeup-local "* ]]; then
   start_node node-a "$PORT_A" QUEEN_EMBEDDED_PG_PORT="$PG_PORT_BENCH" "${cluster[@]}"
   start_node node-b "$PORT_B" PG_HOST=127.0.0.1 PG_PORT="$PG_PORT_BENCH" PG_USER=postgres PG_PASSWORD=postgres \
     "${cluster[@]}"
-  # give Hazelcast a moment to merge the two members
-  for _ in $(seq 60); do
-    grep -q "Members {size:2" "$work/node-a.log" 2>/dev/null && break
-    sleep 0.5
-  done
-  grep -q "Members {size:2" "$work/node-a.log" 2>/dev/null || log "warning: no 2-member view in node-a.log yet"
+  # wait for the Hazelcast members to connect (an established TCP connection on the cluster port range)
+  hz_linked() {
+    local p
+    for p in $(seq "$CLUSTER_PORT" $((CLUSTER_PORT + 2))); do
+      awk -v p="$(printf '%04X' "$p")" '$4 == "01" && ($2 ~ (":" p "$") || $3 ~ (":" p "$")) { f = 1 } END { exit !f }' \
+        /proc/net/tcp && return 0
+    done
+    return 1
+  }
+  for _ in $(seq 60); do hz_linked && break; sleep 0.5; done
+  hz_linked || log "warning: no Hazelcast connection between the nodes yet"
   sleep 2
   for r in $ROWS; do
     case "$r" in

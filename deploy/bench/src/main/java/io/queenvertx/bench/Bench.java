@@ -573,7 +573,6 @@ public final class Bench {
       fromResp.add(tp - tPushResp[0]);
       fromSend.add(tp - tPushSend[0]);
       JsonArray msgs = pop.bodyAsJsonObject().getJsonArray("messages", new JsonArray());
-      delivered.addAndGet(msgs.size());
       await(ack(a, null, msgs));
     }
     windowEnd = System.nanoTime();
