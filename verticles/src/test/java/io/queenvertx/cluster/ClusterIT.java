@@ -24,7 +24,8 @@ class ClusterIT {
   static void start() throws Exception {
     String cluster = "queen-it-" + UUID.randomUUID();
     var env = Map.of("QUEEN_CLUSTER", "true", "QUEEN_CLUSTER_NAME", cluster, "QUEEN_CLUSTER_MEMBERS", "127.0.0.1",
-        "QUEEN_CLUSTER_PORT", "5901", "QUEEN_TENANCY_HEADER", "true");
+        "QUEEN_CLUSTER_PORT", "5901", "QUEEN_TENANCY_HEADER", "true",
+        "POP_WAIT_INITIAL_INTERVAL_MS", "5000", "POP_WAIT_MAX_INTERVAL_MS", "5000");
     var fa = CompletableFuture.supplyAsync(() -> TestNode.start(env));
     var fb = CompletableFuture.supplyAsync(() -> TestNode.start(env));
     a = fa.get();
@@ -52,8 +53,12 @@ class ClusterIT {
   void aLongPollParkedOnOneNodeWakesOnAPushThroughTheOther() throws Exception {
     // the first cross-node message opens the event-bus connection; measure the steady state after it
     wakeOnce("cl-warm-" + UUID.randomUUID());
-    long wakeMs = wakeOnce("cl-wake-" + UUID.randomUUID());
-    assertThat(wakeMs).as("wake-up after the push, ms").isLessThan(100);
+    long[] ms = new long[5];
+    for (int i = 0; i < ms.length; i++) ms[i] = wakeOnce("cl-wake-" + UUID.randomUUID());
+    java.util.Arrays.sort(ms);
+    // the safety re-poll is 5 s away on these nodes: only the cross-node announcement answers this fast
+    assertThat(ms[ms.length - 1]).as("no wake-up waited for the re-poll, ms").isLessThan(2000);
+    assertThat(ms[ms.length / 2]).as("median wake-up after the push, ms").isLessThan(100);
   }
 
   private long wakeOnce(String q) throws Exception {

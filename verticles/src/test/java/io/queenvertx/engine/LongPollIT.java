@@ -26,7 +26,8 @@ class LongPollIT {
 
   @BeforeAll
   static void start() {
-    node = TestNode.start();
+    // A slow safety re-poll, so that only the landing announcement can answer a parked pop quickly.
+    node = TestNode.start(java.util.Map.of("POP_WAIT_INITIAL_INTERVAL_MS", "5000", "POP_WAIT_MAX_INTERVAL_MS", "5000"));
   }
 
   @AfterAll
@@ -38,9 +39,14 @@ class LongPollIT {
   void aParkedPopIsWokenByAPushWithin100Milliseconds() throws Exception {
     // one unmeasured round first, so class loading and JIT warm-up are not what is measured
     parkPushAndMeasure(Wire.queue("lp-warm"));
-    long delayMs = parkPushAndMeasure(Wire.queue("lp-wake"));
-    System.out.println("[LongPollIT] push-return to pop-return: " + delayMs + " ms");
-    assertThat(delayMs).as("a parked pop answers within %d ms of the push", WAKE_BOUND_MS).isLessThan(WAKE_BOUND_MS);
+    long[] delays = new long[5];
+    for (int i = 0; i < delays.length; i++) delays[i] = parkPushAndMeasure(Wire.queue("lp-wake"));
+    java.util.Arrays.sort(delays);
+    System.out.println("[LongPollIT] push-return to pop-return, ms: " + java.util.Arrays.toString(delays));
+    // the re-poll is 5 s away, so every fast answer is a wake-up; the median is the bound, robust to a busy machine
+    assertThat(delays[delays.length - 1]).as("no answer waited for the safety re-poll").isLessThan(2000);
+    assertThat(delays[delays.length / 2]).as("a parked pop answers within %d ms of the push", WAKE_BOUND_MS)
+        .isLessThan(WAKE_BOUND_MS);
   }
 
   @Test
