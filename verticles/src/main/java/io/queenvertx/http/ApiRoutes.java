@@ -19,5 +19,6 @@ final class ApiRoutes {
     MessageRoutes.mount(routes, node, vertx);
     DlqRoutes.mount(routes, node, vertx, node.cipher());
     SystemRoutes.mount(routes, node, vertx);
+    OpenApiRoutes.mount(routes);
   }
 }

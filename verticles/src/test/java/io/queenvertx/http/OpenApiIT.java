@@ -1,0 +1,75 @@
+package io.queenvertx.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.queenvertx.boot.MaintenanceFlags;
+import io.queenvertx.boot.NodeContext;
+import io.queenvertx.metrics.BrokerMetrics;
+import io.queenvertx.testing.TestNode;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.Router;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** The OpenAPI document in the repository lists exactly the routes the router declares. */
+class OpenApiIT {
+  static TestNode node;
+
+  @BeforeAll
+  static void start() {
+    node = TestNode.start();
+  }
+
+  @AfterAll
+  static void stop() {
+    node.close();
+  }
+
+  static Set<String> declaredRoutes() {
+    var n = node.node();
+    var ctx = new NodeContext(n.config(), n.pool(), n.ownershipGate(), new MaintenanceFlags(), Optional.empty(),
+        new BrokerMetrics());
+    var table = new RouteTable(Router.router(n.vertx()), 1024);
+    ApiRoutes.mount(table, ctx, n.vertx());
+    Set<String> out = new TreeSet<>();
+    for (var e : table.entries()) {
+      out.add(e.method().name().toLowerCase() + " " + e.path().replaceAll(":([A-Za-z]+)", "{$1}"));
+    }
+    return out;
+  }
+
+  static Set<String> documentedRoutes(JsonObject doc) {
+    Set<String> out = new TreeSet<>();
+    JsonObject paths = doc.getJsonObject("paths");
+    for (String p : paths.fieldNames()) {
+      for (String m : paths.getJsonObject(p).fieldNames()) out.add(m + " " + p);
+    }
+    return out;
+  }
+
+  @Test
+  void theServedDocumentListsExactlyTheRoutesOfTheRouter() {
+    var r = node.get("/openapi.json");
+    assertThat(r.status()).isEqualTo(200);
+    var doc = r.json();
+    assertThat(doc.getString("openapi")).startsWith("3.");
+    assertThat(documentedRoutes(doc)).isEqualTo(declaredRoutes());
+  }
+
+  @Test
+  void everyOperationStatesItsAccessLevelAndAResponse() {
+    JsonObject paths = node.get("/openapi.json").json().getJsonObject("paths");
+    for (String p : paths.fieldNames()) {
+      for (String m : paths.getJsonObject(p).fieldNames()) {
+        JsonObject op = paths.getJsonObject(p).getJsonObject(m);
+        assertThat(op.getString("x-access-level")).as(m + " " + p)
+            .isIn("Public", "ReadOnly", "WriteOnly", "ReadWrite", "Admin");
+        assertThat(op.getJsonObject("responses").isEmpty()).as(m + " " + p).isFalse();
+      }
+    }
+  }
+}
