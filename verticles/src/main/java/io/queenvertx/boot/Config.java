@@ -58,7 +58,8 @@ public record Config(
     Path clusterConfig,
     int httpInstances,
     long cacheRefreshIntervalMs,
-    boolean accessLog) {
+    boolean accessLog,
+    long redriveStaleMs) {
 
   public static final String VERSION = "0.1.0";
 
@@ -186,7 +187,8 @@ public record Config(
         Path.of(e.str("QUEEN_CLUSTER_CONFIG", "cluster.xml")),
         Math.max(1, e.integer("QUEEN_HTTP_INSTANCES", cores)),
         Math.max(1000, e.lng("QUEEN_CACHE_REFRESH_INTERVAL_MS", 60000)),
-        e.bool("QUEEN_ACCESS_LOG", false));
+        e.bool("QUEEN_ACCESS_LOG", false),
+        Math.max(1000, e.lng("QUEEN_REDRIVE_STALE_MS", 10000)));
   }
 
   /** A copy with another HTTP port (tests start nodes on free ports). */
@@ -196,7 +198,7 @@ public record Config(
         popWaitInitialIntervalMs, popWaitBackoffThreshold, popWaitBackoffMultiplier, popWaitMaxIntervalMs, zstdLevel,
         segmentCacheEntries, retentionIntervalMs, retentionBatchSize, fileBufferDir, fileBufferFlushMs,
         fileBufferMaxBatch, fileBufferEventsPerFile, encryptionKeyHex, tenancyHeader, kvTrustedProxy, jwt, clustered,
-        clusterMembers, clusterPort, clusterInterface, clusterName, clusterConfig, httpInstances, cacheRefreshIntervalMs, accessLog);
+        clusterMembers, clusterPort, clusterInterface, clusterName, clusterConfig, httpInstances, cacheRefreshIntervalMs, accessLog, redriveStaleMs);
   }
 
   /** A copy pointing at a given database (tests share one embedded PostgreSQL between nodes). */
@@ -206,7 +208,7 @@ public record Config(
         popWaitInitialIntervalMs, popWaitBackoffThreshold, popWaitBackoffMultiplier, popWaitMaxIntervalMs, zstdLevel,
         segmentCacheEntries, retentionIntervalMs, retentionBatchSize, fileBufferDir, fileBufferFlushMs,
         fileBufferMaxBatch, fileBufferEventsPerFile, encryptionKeyHex, tenancyHeader, kvTrustedProxy, jwt, clustered,
-        clusterMembers, clusterPort, clusterInterface, clusterName, clusterConfig, httpInstances, cacheRefreshIntervalMs, accessLog);
+        clusterMembers, clusterPort, clusterInterface, clusterName, clusterConfig, httpInstances, cacheRefreshIntervalMs, accessLog, redriveStaleMs);
   }
 
   private record Reader(Function<String, String> get) {

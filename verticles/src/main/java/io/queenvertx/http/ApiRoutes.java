@@ -18,6 +18,7 @@ final class ApiRoutes {
     TransactionRoutes.mount(routes, vertx);
     MessageRoutes.mount(routes, node, vertx);
     DlqRoutes.mount(routes, node, vertx, node.cipher());
+    RedriveRoutes.mount(routes, node, vertx);
     SystemRoutes.mount(routes, node, vertx);
     OpenApiRoutes.mount(routes);
   }

@@ -1,0 +1,148 @@
+package io.queenvertx.dlq;
+
+import io.queenvertx.boot.NodeContext;
+import io.queenvertx.bus.Addresses;
+import io.queenvertx.bus.DlqMoveCommand;
+import io.queenvertx.bus.LocalCodec;
+import io.queenvertx.bus.Verdict;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.eventbus.Message;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.Tuple;
+import java.time.OffsetDateTime;
+import java.util.UUID;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs bulk redrive tasks (issue #10). Tasks live in {@code queen.dlq_redrive_tasks}; a node claims one that nobody
+ * holds, or whose holder stopped heart-beating (its node died), and moves the matching dead-letter rows one at a
+ * time through the DLQ mover, so every row is moved by the engine's atomic move: never both replayed and kept,
+ * never replayed twice. Progress (a keyset position and the verdict counts) is recorded after every move and only
+ * while this node still owns the running task, so a cancel or a take-over stops it at once.
+ */
+public final class RedriveVerticle extends VerticleBase {
+  private static final Logger log = LoggerFactory.getLogger(RedriveVerticle.class);
+  static final long CLAIM_PERIOD_MS = 1000;
+
+  private final NodeContext node;
+  private final String owner;
+  private final long staleMs;
+  private boolean busy;
+
+  public RedriveVerticle(NodeContext node, long staleMs) {
+    this.node = node;
+    this.owner = node.config().serverId() + "#" + ProcessHandle.current().pid() + "#" + UUID.randomUUID();
+    this.staleMs = staleMs;
+  }
+
+  @Override
+  public Future<?> start() {
+    vertx.setPeriodic(CLAIM_PERIOD_MS, t -> claim());
+    return vertx.eventBus().<Object>localConsumer(Addresses.REDRIVE_NUDGE, m -> claim()).completion();
+  }
+
+  private void claim() {
+    if (busy) return;
+    busy = true;
+    node.pool().preparedQuery("SELECT * FROM queen.dlq_redrive_claim_v1($1, $2)")
+        .execute(Tuple.of(owner, staleMs))
+        .onComplete(ar -> {
+          if (ar.failed() || ar.result().size() == 0) {
+            busy = false;
+            return;
+          }
+          Row t = ar.result().iterator().next();
+          log.info("redrive task {} on queue {} taken by this node", t.getUUID("id"), t.getString("queue"));
+          step(new Task(t));
+        });
+  }
+
+  /** A claimed task: its settings, and how many rows it has handled (kept here; the row is updated per move). */
+  private static final class Task {
+    final UUID id;
+    final UUID tenant;
+    final String destQueue;
+    final String destPartition;
+    final int perSecond;
+    final Long maxRows;
+    long handled;
+
+    Task(Row r) {
+      id = r.getUUID("id");
+      tenant = r.getUUID("tenant_id");
+      destQueue = r.getString("dest_queue");
+      destPartition = r.getString("dest_partition");
+      perSecond = Math.max(1, r.getInteger("max_per_second"));
+      maxRows = r.getLong("max_rows");
+      handled = r.getLong("moved") + r.getLong("duplicate") + r.getLong("gone") + r.getLong("failed");
+    }
+  }
+
+  private void step(Task t) {
+    long started = System.currentTimeMillis();
+    Future<Boolean> work = t.maxRows != null && t.handled >= t.maxRows ? finish(t, "completed")
+        : node.pool().preparedQuery("SELECT id, failed_at FROM queen.dlq_redrive_next_v1($1)")
+            .execute(Tuple.of(t.id))
+            .compose(next -> next.size() == 0 ? finish(t, "completed") : move(t, next.iterator().next()));
+    work.onComplete(ar -> {
+      if (ar.failed()) log.warn("redrive task {} step failed: {}", t.id, ar.cause().getMessage());
+      if (ar.succeeded() && Boolean.TRUE.equals(ar.result())) {
+        long wait = Math.max(0, 1000 / t.perSecond - (System.currentTimeMillis() - started));
+        if (wait == 0) context.runOnContext(x -> step(t));
+        else vertx.setTimer(wait, x -> step(t));
+      } else if (ar.failed()) {
+        vertx.setTimer(1000, x -> step(t));
+      } else {
+        busy = false;
+      }
+    });
+  }
+
+  /** Moves one row; true to go on. Push maintenance pauses the task on the same row. */
+  private Future<Boolean> move(Task t, Row next) {
+    UUID rowId = next.getUUID("id");
+    OffsetDateTime failedAt = next.getOffsetDateTime("failed_at");
+    var cmd = new DlqMoveCommand(t.tenant, rowId.toString(), null, null, t.destQueue, t.destPartition);
+    return vertx.eventBus().<Verdict>request(Addresses.DLQ_MOVE, cmd, LocalCodec.options(60_000))
+        .map(Message::body)
+        .compose(v -> {
+          if (v.status() == 503) {
+            return heartbeat(t);
+          }
+          String verdict;
+          String error = null;
+          if (v.status() == 200) verdict = v.body().getString("result");
+          else if (v.status() == 404) verdict = "gone";
+          else {
+            verdict = "failed";
+            error = v.body().getString("error");
+          }
+          t.handled++;
+          return record(t, verdict, rowId, failedAt, error);
+        });
+  }
+
+  private Future<Boolean> record(Task t, String verdict, UUID row, OffsetDateTime failedAt, String error) {
+    return node.pool().preparedQuery("SELECT queen.dlq_redrive_record_v1($1, $2, $3, $4, $5, $6)")
+        .execute(Tuple.of(t.id, owner, verdict, row, failedAt, error))
+        .map(rows -> Boolean.TRUE.equals(rows.iterator().next().getBoolean(0)));
+  }
+
+  private Future<Boolean> heartbeat(Task t) {
+    return node.pool().preparedQuery("UPDATE queen.dlq_redrive_tasks SET heartbeat_at = now() "
+            + "WHERE id = $1 AND owner = $2 AND status = 'running'")
+        .execute(Tuple.of(t.id, owner)).map(r -> r.rowCount() > 0);
+  }
+
+  private Future<Boolean> finish(Task t, String status) {
+    return node.pool().preparedQuery("UPDATE queen.dlq_redrive_tasks SET status = $3, finished_at = now(), "
+            + "updated_at = now(), owner = NULL WHERE id = $1 AND owner = $2 AND status = 'running'")
+        .execute(Tuple.of(t.id, owner, status))
+        .map(r -> {
+          if (r.rowCount() > 0) log.info("redrive task {} {}", t.id, status);
+          return false;
+        });
+  }
+}

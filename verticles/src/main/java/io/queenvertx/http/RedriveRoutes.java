@@ -1,0 +1,143 @@
+package io.queenvertx.http;
+
+import io.queenvertx.boot.NodeContext;
+import io.queenvertx.bus.Addresses;
+import io.queenvertx.json.Timestamps;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.pgclient.PgException;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.Tuple;
+import java.util.UUID;
+
+/**
+ * Bulk redrive tasks (issue #10, additive to Queen's contract; Admin): start, inspect, list and cancel. The work is
+ * done by {@code RedriveVerticle} on whichever node claims the task.
+ */
+final class RedriveRoutes {
+  static final int DEFAULT_PER_SECOND = 100;
+  static final int MAX_PER_SECOND = 10_000;
+  private static final String COLUMNS = "id, queue, consumer_group, partition, dest_queue, dest_partition, "
+      + "max_per_second, max_rows, status, moved, duplicate, gone, failed, last_error, owner, created_at, updated_at, "
+      + "finished_at";
+
+  private RedriveRoutes() {}
+
+  static void mount(RouteTable routes, NodeContext node, Vertx vertx) {
+    routes.post("/api/v1/dlq/redrive", ctx -> start(ctx, node, vertx));
+    routes.get("/api/v1/dlq/redrive", ctx -> node.pool()
+        .preparedQuery("SELECT " + COLUMNS + " FROM queen.dlq_redrive_tasks WHERE tenant_id = $1 "
+            + "ORDER BY created_at DESC LIMIT 50")
+        .execute(Tuple.of(Tenancy.of(ctx)))
+        .onSuccess(rows -> {
+          JsonArray tasks = new JsonArray();
+          for (Row r : rows) tasks.add(render(r));
+          ErrorContract.send(ctx, 200, new JsonObject().put("tasks", tasks));
+        })
+        .onFailure(e -> ctx.fail(ApiError.prefixed(500, "redrive failed: ", e))));
+    routes.get("/api/v1/dlq/redrive/:taskId", ctx -> one(ctx, node, false));
+    routes.post("/api/v1/dlq/redrive/:taskId/cancel", ctx -> one(ctx, node, true));
+  }
+
+  private static void start(RoutingContext ctx, NodeContext node, Vertx vertx) {
+    JsonObject b = Bodies.object(ctx);
+    if (!(b.getValue("queue") instanceof String queue) || queue.isBlank()) {
+      throw ApiError.of(400, "queue is required");
+    }
+    String group = nonBlank(b, "consumerGroup");
+    String partition = nonBlank(b, "partition");
+    String destQueue = null;
+    String destPartition = null;
+    if (b.getValue("destination") instanceof JsonObject d) {
+      destQueue = nonBlank(d, "queue");
+      destPartition = nonBlank(d, "partition");
+    } else if (b.getValue("destination") != null) {
+      throw ApiError.of(400, "destination must be an object {queue?, partition?}");
+    }
+    int perSecond = DEFAULT_PER_SECOND;
+    if (b.getValue("maxPerSecond") != null) {
+      if (!(b.getValue("maxPerSecond") instanceof Number n) || n.intValue() < 1 || n.intValue() > MAX_PER_SECOND) {
+        throw ApiError.of(400, "maxPerSecond must be an integer between 1 and " + MAX_PER_SECOND);
+      }
+      perSecond = n.intValue();
+    }
+    Long limit = null;
+    if (b.getValue("limit") != null) {
+      if (!(b.getValue("limit") instanceof Number n) || n.longValue() < 1) {
+        throw ApiError.of(400, "limit must be a positive integer");
+      }
+      limit = n.longValue();
+    }
+    UUID tenant = Tenancy.of(ctx);
+    node.pool().preparedQuery("INSERT INTO queen.dlq_redrive_tasks(tenant_id, queue, consumer_group, partition, "
+            + "dest_queue, dest_partition, max_per_second, max_rows) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) "
+            + "RETURNING " + COLUMNS)
+        .execute(Tuple.from(new Object[] {tenant, queue.strip(), group, partition, destQueue, destPartition,
+            perSecond, limit}))
+        .onSuccess(rows -> {
+          vertx.eventBus().send(Addresses.REDRIVE_NUDGE, "go");
+          ErrorContract.send(ctx, 201, render(rows.iterator().next()));
+        })
+        .onFailure(e -> {
+          if (e instanceof PgException pg && "23505".equals(pg.getSqlState())) {
+            node.pool().preparedQuery("SELECT id FROM queen.dlq_redrive_tasks WHERE tenant_id = $1 AND queue = $2 "
+                    + "AND status = 'running'").execute(Tuple.of(tenant, queue.strip()))
+                .onComplete(ar -> ErrorContract.send(ctx, 409, new JsonObject()
+                    .put("error", "a redrive task is already running for this queue")
+                    .put("taskId", ar.succeeded() && ar.result().size() > 0
+                        ? ar.result().iterator().next().getUUID(0).toString() : null)));
+          } else {
+            ctx.fail(ApiError.prefixed(500, "redrive failed: ", e));
+          }
+        });
+  }
+
+  /** Reads one task, cancelling it first when asked; an unknown or malformed id is 404. */
+  private static void one(RoutingContext ctx, NodeContext node, boolean cancel) {
+    UUID id = MessageRoutes.parseOrNull(ctx.pathParam("taskId"));
+    if (id == null) throw ApiError.of(404, "Redrive task not found");
+    UUID tenant = Tenancy.of(ctx);
+    String sql = cancel
+        ? "UPDATE queen.dlq_redrive_tasks SET status = CASE WHEN status = 'running' THEN 'cancelled' ELSE status END, "
+            + "finished_at = COALESCE(finished_at, now()), updated_at = now() WHERE id = $1 AND tenant_id = $2 "
+            + "RETURNING " + COLUMNS
+        : "SELECT " + COLUMNS + " FROM queen.dlq_redrive_tasks WHERE id = $1 AND tenant_id = $2";
+    node.pool().preparedQuery(sql).execute(Tuple.of(id, tenant))
+        .onSuccess(rows -> {
+          if (rows.size() == 0) ctx.fail(ApiError.of(404, "Redrive task not found"));
+          else ErrorContract.send(ctx, 200, render(rows.iterator().next()));
+        })
+        .onFailure(e -> ctx.fail(ApiError.prefixed(500, "redrive failed: ", e)));
+  }
+
+  private static String nonBlank(JsonObject o, String key) {
+    Object v = o.getValue(key);
+    if (v == null) return null;
+    if (!(v instanceof String s) || s.isBlank()) throw ApiError.of(400, key + " must be a non-empty name");
+    return s.strip();
+  }
+
+  static JsonObject render(Row r) {
+    return new JsonObject()
+        .put("taskId", r.getUUID("id").toString())
+        .put("status", r.getString("status"))
+        .put("queue", r.getString("queue"))
+        .put("consumerGroup", r.getString("consumer_group"))
+        .put("partition", r.getString("partition"))
+        .put("destination", new JsonObject().put("queue", r.getString("dest_queue"))
+            .put("partition", r.getString("dest_partition")))
+        .put("maxPerSecond", r.getInteger("max_per_second"))
+        .put("limit", r.getLong("max_rows"))
+        .put("moved", r.getLong("moved"))
+        .put("duplicate", r.getLong("duplicate"))
+        .put("gone", r.getLong("gone"))
+        .put("failed", r.getLong("failed"))
+        .put("lastError", r.getString("last_error"))
+        .put("owner", r.getString("owner"))
+        .put("createdAt", Timestamps.millis(r.getOffsetDateTime("created_at")))
+        .put("updatedAt", Timestamps.millis(r.getOffsetDateTime("updated_at")))
+        .put("finishedAt", Timestamps.millis(r.getOffsetDateTime("finished_at")));
+  }
+}
