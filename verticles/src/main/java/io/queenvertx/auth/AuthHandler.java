@@ -48,6 +48,7 @@ public final class AuthHandler implements Handler<RoutingContext> {
           })
           .onFailure(e -> log.warn("JWKS fetch from {} failed: {}", cfg.jwksUrl(), e.getMessage()));
       fetch.run();
+      v.onUnknownKid(() -> vertx.runOnContext(x -> fetch.run()));
       vertx.setPeriodic(Math.max(5, cfg.jwksRefreshIntervalS()) * 1000L, t -> fetch.run());
     }
     return v;

@@ -38,6 +38,10 @@ public final class JwtVerifier {
   private final Config.Jwt cfg;
   private final Map<String, PublicKey> jwks = new ConcurrentHashMap<>();
   private volatile PublicKey pemKey;
+  /** Fetches the JWKS again; called on an unknown {@code kid}, at most once per {@link #REFETCH_GAP_MS}. */
+  private volatile Runnable jwksRefetch = () -> { };
+  private final java.util.concurrent.atomic.AtomicLong lastRefetch = new java.util.concurrent.atomic.AtomicLong();
+  static final long REFETCH_GAP_MS = 5000;
   private volatile String pemError;
 
   public JwtVerifier(Config.Jwt cfg) {
@@ -66,6 +70,10 @@ public final class JwtVerifier {
     }
     jwks.clear();
     jwks.putAll(next);
+  }
+
+  void onUnknownKid(Runnable refetch) {
+    this.jwksRefetch = refetch;
   }
 
   public int jwksSize() {
@@ -171,7 +179,13 @@ public final class JwtVerifier {
       throw TokenRejected.misconfigured(alg.equals("EdDSA") ? "invalid Ed public key PEM" : "invalid RSA public key PEM");
     }
     PublicKey k = kid.isEmpty() && jwks.size() == 1 ? jwks.values().iterator().next() : jwks.get(kid);
-    if (k == null) throw TokenRejected.unauthorized("Unknown key ID");
+    if (k == null) {
+      // a key rotated in at the issuer: fetch the set again (rate-limited) so the next request can verify
+      long now = System.currentTimeMillis();
+      long last = lastRefetch.get();
+      if (now - last >= REFETCH_GAP_MS && lastRefetch.compareAndSet(last, now)) jwksRefetch.run();
+      throw TokenRejected.unauthorized("Unknown key ID");
+    }
     return k;
   }
 

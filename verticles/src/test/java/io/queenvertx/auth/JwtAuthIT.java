@@ -203,11 +203,12 @@ class JwtAuthIT {
     var jwk = new JsonObject().put("kty", "RSA").put("kid", "k1")
         .put("n", Tokens.b64(unsigned(pub.getModulus().toByteArray())))
         .put("e", Tokens.b64(unsigned(pub.getPublicExponent().toByteArray())));
+    var keys = new JsonArray().add(jwk);
     var vertx = io.vertx.core.Vertx.vertx();
     try {
       var server = vertx.createHttpServer()
           .requestHandler(req -> req.response().putHeader("content-type", "application/json")
-              .end(new JsonObject().put("keys", new JsonArray().add(jwk)).encode()))
+              .end(new JsonObject().put("keys", keys).encode()))
           .listen(0, "127.0.0.1").toCompletionStage().toCompletableFuture().get();
       String url = "http://127.0.0.1:" + server.actualPort() + "/jwks.json";
       try (var n = TestNode.start(Map.of("JWT_ENABLED", "true", "JWT_ALGORITHM", "RS256", "JWT_JWKS_URL", url))) {
@@ -220,6 +221,11 @@ class JwtAuthIT {
         var r = n.get("/api/v1/resources/queues", bearer(unknown));
         assertThat(r.status()).isEqualTo(401);
         assertThat(errorOf(r)).isEqualTo("Unknown key ID");
+        // the issuer rotates k2 in: the unknown kid made the node fetch the set again
+        keys.add(jwk.copy().put("kid", "k2"));
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(15)).pollInterval(
+                java.time.Duration.ofMillis(500))
+            .until(() -> n.get("/api/v1/resources/queues", bearer(unknown)).status() == 200);
       }
     } finally {
       vertx.close();
