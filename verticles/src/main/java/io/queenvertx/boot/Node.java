@@ -108,7 +108,8 @@ public final class Node implements AutoCloseable {
       ids.add(await(vertx.deployVerticle(() -> new SegmentDecoderVerticle(pool, cache, cipher),
           new DeploymentOptions(worker).setInstances(2))));
       ids.add(await(vertx.deployVerticle(new LogWriterVerticle(ctx, cipher), new DeploymentOptions(worker))));
-      ids.add(await(vertx.deployVerticle(new ConsumerVerticle(ctx))));
+      ids.add(await(vertx.deployVerticle(() -> new ConsumerVerticle(ctx),
+          new DeploymentOptions().setInstances(effective.httpInstances()))));
       ids.add(await(vertx.deployVerticle(new DlqMoverVerticle(ctx, cipher), new DeploymentOptions(worker))));
       ids.add(await(vertx.deployVerticle(new RetentionVerticle(ctx))));
       ids.add(await(vertx.deployVerticle(new io.queenvertx.dlq.RedriveVerticle(ctx, effective.redriveStaleMs()))));

@@ -4,7 +4,10 @@ import io.queenvertx.boot.NodeContext;
 import io.queenvertx.bus.AckCommand;
 import io.queenvertx.bus.AckItem;
 import io.queenvertx.codec.Frame;
-import io.queenvertx.codec.Segment;
+import io.queenvertx.bus.Addresses;
+import io.queenvertx.bus.DecodeRequest;
+import io.queenvertx.bus.DecodedFrames;
+import io.queenvertx.bus.LocalCodec;
 import io.queenvertx.codec.TxnHash;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -36,12 +39,14 @@ final class Acks {
   private record GroupKey(String partitionId, String group, String leaseId) {}
 
   private final NodeContext node;
+  private final Vertx vertx;
 
-  Acks(NodeContext node) {
+  Acks(NodeContext node, Vertx vertx) {
     this.node = node;
+    this.vertx = vertx;
   }
 
-  Future<JsonArray> ack(Vertx vertx, AckCommand cmd) {
+  Future<JsonArray> ack(AckCommand cmd) {
     node.metrics().ackRequests.increment();
     List<AckItem> items = cmd.items();
     JsonObject[] out = new JsonObject[items.size()];
@@ -150,12 +155,19 @@ final class Acks {
           var it = rows.iterator();
           if (!it.hasNext()) return Future.failedFuture("dlq rejected");
           var row = it.next();
-          Frame f;
-          try {
-            f = Segment.decode(row.getBuffer("blob").getBytes()).frame((int) (off - row.getLong("base_offset")));
-          } catch (Exception e) {
-            return Future.failedFuture("dlq rejected");
-          }
+          long base = row.getLong("base_offset");
+          // zstd work goes to the decoder worker, never this event loop
+          return vertx.eventBus().<DecodedFrames>request(Addresses.DECODE,
+                  new DecodeRequest(pid, base, row.getBuffer("blob").getBytes(), (int) (off - base), 1),
+                  LocalCodec.options(30_000))
+              .recover(e -> Future.failedFuture("dlq rejected"))
+              .compose(m -> m.body().frames().isEmpty() ? Future.failedFuture("dlq rejected")
+                  : fileFrame(pid, group, worker, off, m.body().frames().get(0), errorOf));
+        });
+  }
+
+  private Future<Void> fileFrame(UUID pid, String group, String worker, long off, Frame f,
+                                 java.util.function.Function<String, String> errorOf) {
           String snapshot = f.payload().length == 0 ? "null" : new String(f.payload(), StandardCharsets.UTF_8);
           String error = errorOf.apply(f.transactionId());
           return node.pool()
@@ -166,7 +178,6 @@ final class Acks {
                 return v.getBoolean("ok", false) ? Future.<Void>succeededFuture()
                     : Future.failedFuture(v.getString("error", "dlq rejected"));
               });
-        });
   }
 
   /** The nack error of the poison frame's own ack, else the group's first nack error, else the default. */

@@ -25,7 +25,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The consumer: pop (claim a lease on partitions with work for the group), ack, lease extension, and long-poll
+ * The consumer, deployed with one instance per core (each with its own gates; every instance hears every
+ * {@code landed}): pop (claim a lease on partitions with work for the group), ack, lease extension, and long-poll
  * parking. A parked pop holds no database connection; it is retried when a {@code landed} announcement for its
  * (tenant, queue) arrives from any node, and on a slow safety re-poll with backoff (API.md §5.4).
  */
@@ -58,20 +59,21 @@ public final class ConsumerVerticle extends VerticleBase {
 
   private final NodeContext node;
   private final LongPollGates<Waiter> gates = new LongPollGates<>();
-  private final Acks acks;
+  private Acks acks;
+  private long reportedParked;
 
   public ConsumerVerticle(NodeContext node) {
     this.node = node;
-    this.acks = new Acks(node);
   }
 
   @Override
   public Future<?> start() {
+    acks = new Acks(node, vertx);
     var bus = vertx.eventBus();
     bus.<JsonObject>consumer(Addresses.LANDED, m -> onLanded(m.body()));
     return Future.all(
         bus.<PopCommand>localConsumer(Addresses.POP, this::onPop).completion(),
-        bus.<AckCommand>localConsumer(Addresses.ACK, m -> acks.ack(vertx, m.body())
+        bus.<AckCommand>localConsumer(Addresses.ACK, m -> acks.ack(m.body())
             .onSuccess(r -> m.reply(r, LocalCodec.OPTIONS))
             .onFailure(e -> m.fail(500, e.getMessage()))).completion(),
         bus.<LeaseCommand>localConsumer(Addresses.LEASE, this::onLease).completion(),
@@ -88,8 +90,11 @@ public final class ConsumerVerticle extends VerticleBase {
         }).completion());
   }
 
-  public int parkedPolls() {
-    return gates.parked();
+  /** Instances share the node's gauge: each adds the change of its own count. */
+  private void reportParked() {
+    long now = gates.parked();
+    node.metrics().parkedPolls.addAndGet(now - reportedParked);
+    reportedParked = now;
   }
 
   // ---- pop --------------------------------------------------------------------------------------------------
@@ -123,7 +128,7 @@ public final class ConsumerVerticle extends VerticleBase {
 
   private void park(Waiter w, long now) {
     gates.park(w.gate, w);
-    node.metrics().parkedPolls.set(gates.parked());
+    reportParked();
     w.emptyChecks++;
     long delay = Math.min(repollInterval(w.emptyChecks), w.deadline - now);
     w.timer = vertx.setTimer(Math.max(1, delay), t -> {
@@ -145,7 +150,7 @@ public final class ConsumerVerticle extends VerticleBase {
     w.done = true;
     if (w.timer >= 0) vertx.cancelTimer(w.timer);
     gates.unpark(w.gate, w);
-    node.metrics().parkedPolls.set(gates.parked());
+    reportParked();
   }
 
   private void onLanded(JsonObject landed) {
