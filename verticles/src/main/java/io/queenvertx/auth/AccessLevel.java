@@ -34,7 +34,9 @@ public enum AccessLevel {
   public static AccessLevel of(HttpMethod method, String path) {
     if (path.equals("/health") || path.equals("/metrics") || path.equals("/metrics/prometheus") || path.equals("/")
         || path.startsWith("/assets/") || path.startsWith("/favicon") || path.equals("/auth/me")
-        || path.equals("/auth/login") || path.equals("/auth/logout")) {
+        || path.equals("/auth/login") || path.equals("/auth/logout")
+        // the webhook API under /v1/ authenticates with its own Bearer API keys (QUEEN_WEBHOOK_API_KEYS)
+        || path.startsWith("/v1/")) {
       return PUBLIC;
     }
     boolean get = method == HttpMethod.GET || method == HttpMethod.HEAD;
@@ -44,7 +46,7 @@ public enum AccessLevel {
         || (delete && path.startsWith("/api/v1/resources/queues/"))
         || (delete && path.equals("/api/v1/dlq"))
         || path.equals("/api/v1/stats/refresh")
-        || path.startsWith("/api/v1/dlq/redrive") || path.startsWith("/v1/endpoints")) {
+        || path.startsWith("/api/v1/dlq/redrive")) {
       return ADMIN;
     }
     if (get && (path.equals("/status") || path.startsWith("/api/v1/status") || path.startsWith("/api/v1/analytics")

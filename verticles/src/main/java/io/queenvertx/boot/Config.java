@@ -59,7 +59,8 @@ public record Config(
     int httpInstances,
     long cacheRefreshIntervalMs,
     boolean accessLog,
-    long redriveStaleMs) {
+    long redriveStaleMs,
+    Map<String, java.util.UUID> webhookApiKeys) {
 
   public static final String VERSION = "0.1.0";
 
@@ -188,7 +189,8 @@ public record Config(
         Math.max(1, e.integer("QUEEN_HTTP_INSTANCES", cores)),
         Math.max(1000, e.lng("QUEEN_CACHE_REFRESH_INTERVAL_MS", 60000)),
         e.bool("QUEEN_ACCESS_LOG", false),
-        Math.max(1000, e.lng("QUEEN_REDRIVE_STALE_MS", 10000)));
+        Math.max(1000, e.lng("QUEEN_REDRIVE_STALE_MS", 10000)),
+        apiKeys(e.str("QUEEN_WEBHOOK_API_KEYS", "")));
   }
 
   /** A copy with another HTTP port (tests start nodes on free ports). */
@@ -198,7 +200,7 @@ public record Config(
         popWaitInitialIntervalMs, popWaitBackoffThreshold, popWaitBackoffMultiplier, popWaitMaxIntervalMs, zstdLevel,
         segmentCacheEntries, retentionIntervalMs, retentionBatchSize, fileBufferDir, fileBufferFlushMs,
         fileBufferMaxBatch, fileBufferEventsPerFile, encryptionKeyHex, tenancyHeader, kvTrustedProxy, jwt, clustered,
-        clusterMembers, clusterPort, clusterInterface, clusterName, clusterConfig, httpInstances, cacheRefreshIntervalMs, accessLog, redriveStaleMs);
+        clusterMembers, clusterPort, clusterInterface, clusterName, clusterConfig, httpInstances, cacheRefreshIntervalMs, accessLog, redriveStaleMs, webhookApiKeys);
   }
 
   /** A copy pointing at a given database (tests share one embedded PostgreSQL between nodes). */
@@ -208,7 +210,25 @@ public record Config(
         popWaitInitialIntervalMs, popWaitBackoffThreshold, popWaitBackoffMultiplier, popWaitMaxIntervalMs, zstdLevel,
         segmentCacheEntries, retentionIntervalMs, retentionBatchSize, fileBufferDir, fileBufferFlushMs,
         fileBufferMaxBatch, fileBufferEventsPerFile, encryptionKeyHex, tenancyHeader, kvTrustedProxy, jwt, clustered,
-        clusterMembers, clusterPort, clusterInterface, clusterName, clusterConfig, httpInstances, cacheRefreshIntervalMs, accessLog, redriveStaleMs);
+        clusterMembers, clusterPort, clusterInterface, clusterName, clusterConfig, httpInstances, cacheRefreshIntervalMs, accessLog, redriveStaleMs, webhookApiKeys);
+  }
+
+  /**
+   * {@code QUEEN_WEBHOOK_API_KEYS}: comma-separated {@code key} or {@code key=<tenant uuid>} entries, the Bearer
+   * credentials of the webhook API under {@code /v1/}; a key without a tenant is the default tenant's.
+   */
+  static Map<String, java.util.UUID> apiKeys(String spec) {
+    Map<String, java.util.UUID> keys = new java.util.LinkedHashMap<>();
+    for (String part : spec.split(",")) {
+      String p = part.trim();
+      if (p.isEmpty()) continue;
+      int eq = p.indexOf('=');
+      String key = eq < 0 ? p : p.substring(0, eq).trim();
+      java.util.UUID tenant = eq < 0 ? java.util.UUID.fromString("00000000-0000-0000-0000-000000000001")
+          : java.util.UUID.fromString(p.substring(eq + 1).trim());
+      if (!key.isEmpty()) keys.put(key, tenant);
+    }
+    return java.util.Collections.unmodifiableMap(keys);
   }
 
   private record Reader(Function<String, String> get) {

@@ -29,6 +29,8 @@ public final class Addresses {
    * {@code {"partitionId","group","worker","off","error"}}.
    */
   public static final String DLQ_FILE = "queen.consumer.dlq.file";
+  /** Published cluster-wide when a webhook endpoint is created, updated or deleted: {@code {"id"}}. */
+  public static final String WEBHOOK_CHANGED = "queen.webhook.changed";
   /** redrive runner: claim a waiting task now (sent after a task is created). */
   public static final String REDRIVE_NUDGE = "queen.dlq.redrive.nudge";
   /** segment decoder (worker): a {@code DecodeRequest}, replied with a {@code DecodedSegment}. */
