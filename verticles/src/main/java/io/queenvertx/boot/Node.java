@@ -113,6 +113,7 @@ public final class Node implements AutoCloseable {
       ids.add(await(vertx.deployVerticle(new DlqMoverVerticle(ctx, cipher), new DeploymentOptions(worker))));
       ids.add(await(vertx.deployVerticle(new RetentionVerticle(ctx))));
       ids.add(await(vertx.deployVerticle(new io.queenvertx.dlq.RedriveVerticle(ctx, effective.redriveStaleMs()))));
+      ids.add(await(vertx.deployVerticle(new io.queenvertx.webhook.DeliveryVerticle(ctx))));
       var auth = new io.queenvertx.auth.AuthHandler(effective.jwt(),
           io.queenvertx.auth.AuthHandler.verifier(vertx, effective.jwt()));
       ids.add(await(vertx.deployVerticle(new io.queenvertx.http.EventBusApiVerticle(ctx, auth))));
