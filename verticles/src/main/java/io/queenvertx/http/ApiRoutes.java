@@ -19,6 +19,7 @@ final class ApiRoutes {
     MessageRoutes.mount(routes, node, vertx);
     DlqRoutes.mount(routes, node, vertx, node.cipher());
     RedriveRoutes.mount(routes, node, vertx);
+    WebhookRoutes.mount(routes, node, vertx);
     SystemRoutes.mount(routes, node, vertx);
     OpenApiRoutes.mount(routes);
   }

@@ -39,6 +39,10 @@ public final class RouteTable {
     add(HttpMethod.DELETE, path, true, h);
   }
 
+  public void patch(String path, Handler<RoutingContext> h) {
+    add(HttpMethod.PATCH, path, true, h);
+  }
+
   private void add(HttpMethod m, String path, boolean readsBody, Handler<RoutingContext> h) {
     var route = router.route(m, path);
     if (readsBody) route.handler(body);

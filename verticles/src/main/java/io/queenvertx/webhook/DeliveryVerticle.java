@@ -167,7 +167,7 @@ public final class DeliveryVerticle extends VerticleBase {
         POLL_TIMEOUT_MS, LEASE_SECONDS, "timestamp", e.createdAt);
     vertx.eventBus().<Buffer>request(Addresses.POP, pop, LocalCodec.options(POLL_TIMEOUT_MS + 30_000))
         .map(Message::body)
-        .compose(body -> body == null ? Future.succeededFuture() : deliverBatch(e, new JsonObject(body)))
+        .compose(body -> body == null ? Future.succeededFuture() : deliverBatch(e, body))
         .onComplete(ar -> {
           if (ar.failed()) {
             log.warn("webhook {} lane failed: {}", e.id, ar.cause().getMessage());
@@ -178,14 +178,22 @@ public final class DeliveryVerticle extends VerticleBase {
         });
   }
 
-  private Future<Void> deliverBatch(Endpoint e, JsonObject pop) {
+  private Future<Void> deliverBatch(Endpoint e, Buffer body) {
+    JsonObject pop = new JsonObject(body);
     JsonArray msgs = pop.getJsonArray("messages", new JsonArray());
     String leaseId = pop.getString("leaseId");
+    List<byte[]> payloads;
+    try {
+      payloads = RawPayloads.of(body);
+    } catch (java.io.IOException ex) {
+      return Future.failedFuture(ex);
+    }
     // In offset order; a dead-lettered message releases the lease, so the rest of the batch is left to the next pop.
     Future<Boolean> chain = Future.succeededFuture(true);
-    for (Object o : msgs) {
-      JsonObject m = (JsonObject) o;
-      chain = chain.compose(go -> go && !e.stopped ? deliver(e, m, leaseId) : Future.succeededFuture(false));
+    for (int i = 0; i < msgs.size(); i++) {
+      JsonObject m = msgs.getJsonObject(i);
+      Buffer payload = Buffer.buffer(payloads.get(i));
+      chain = chain.compose(go -> go && !e.stopped ? deliver(e, m, payload, leaseId) : Future.succeededFuture(false));
     }
     return chain.mapEmpty();
   }
@@ -194,12 +202,11 @@ public final class DeliveryVerticle extends VerticleBase {
    * Delivers one message with all its attempts, then acks it (completed, or dlq after the last attempt); true when
    * the rest of the batch may follow under the same lease.
    */
-  private Future<Boolean> deliver(Endpoint e, JsonObject m, String leaseId) {
+  private Future<Boolean> deliver(Endpoint e, JsonObject m, Buffer body, String leaseId) {
     UUID pid = UUID.fromString(m.getString("partitionId"));
     String txn = m.getString("transactionId");
     UUID messageId = UUID.fromString(m.getString("id"));
     OffsetDateTime createdAt = OffsetDateTime.parse(m.getString("createdAt"));
-    Buffer body = Buffer.buffer(m.getValue("data") == null ? "null" : io.vertx.core.json.Json.encode(m.getValue("data")));
     return renew(e, leaseId, 0)
         .compose(v -> upsert(e, pid, txn, messageId, createdAt))
         .compose(v -> attempt(e, m, leaseId, pid, txn, body, 1, null));

@@ -202,6 +202,20 @@ class DeliveryIT {
   }
 
   @Test
+  void theBodyIsTheStoredPayloadVerbatim() throws Exception {
+    List<Received> seen = new CopyOnWriteArrayList<>();
+    var server = receiver(seen, (req, n) -> req.response().setStatusCode(200).end());
+    String q = "wh-raw-" + UUID.randomUUID();
+    endpoint(q, "http://127.0.0.1:" + server.actualPort() + "/hook", 3, 100, 2000);
+    Thread.sleep(300);
+    String payload = "{\"amount\":12345678901234567.89,\"e\":1.5e3,\"s\":\"\\u00e9\"}";
+    node.post("/api/v1/push", "{\"items\":[{\"queue\":\"" + q + "\",\"payload\":" + payload + "}]}");
+    Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> seen.size() >= 1);
+    assertThat(seen.get(0).body()).isEqualTo(payload);
+    server.close();
+  }
+
+  @Test
   void onlyHttpUrlsAreEverCalled() {
     assertThat(DeliveryVerticle.allowedUrl("https://example.test/h")).isTrue();
     assertThat(DeliveryVerticle.allowedUrl("http://127.0.0.1:8080/h")).isTrue();
