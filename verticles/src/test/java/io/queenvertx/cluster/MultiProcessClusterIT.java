@@ -35,7 +35,7 @@ import org.junit.jupiter.api.Test;
  * cluster as an event-bus client.
  */
 class MultiProcessClusterIT {
-  static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  static final HttpClient HTTP = io.queenvertx.testing.TestNode.HTTP;
   static final String CLUSTER = "queen-mp-" + UUID.randomUUID();
   static final Map<String, String> ENV = Map.of("QUEEN_CLUSTER", "true", "QUEEN_CLUSTER_NAME", CLUSTER,
       "QUEEN_CLUSTER_MEMBERS", "127.0.0.1", "QUEEN_CLUSTER_PORT", "5801",

@@ -26,7 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class CrashRecoveryIT {
   static final Duration BOOT = Duration.ofSeconds(90);
-  static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  static final HttpClient HTTP = io.queenvertx.testing.TestNode.HTTP;
 
   @TempDir
   Path dataDir;

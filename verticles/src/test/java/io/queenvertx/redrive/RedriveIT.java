@@ -115,7 +115,7 @@ class RedriveIT {
 
   @Test
   void aTaskWhoseNodeIsKilledCompletesOnAnotherNodeAndNoRowIsBothMovedAndKept() throws Exception {
-    var http = HttpClient.newHttpClient();
+    var http = io.queenvertx.testing.TestNode.HTTP;
     String q;
     String dst = "rd-kill-" + UUID.randomUUID();
     String id;

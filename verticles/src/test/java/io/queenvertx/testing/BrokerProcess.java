@@ -58,7 +58,7 @@ public final class BrokerProcess implements AutoCloseable {
   }
 
   private void awaitHealthy(Duration max) throws Exception {
-    var http = HttpClient.newHttpClient();
+    var http = TestNode.HTTP;
     long deadline = System.nanoTime() + max.toNanos();
     while (System.nanoTime() < deadline) {
       if (!process.isAlive()) throw new IllegalStateException("node died at boot:\n" + Files.readString(log));

@@ -15,13 +15,16 @@ import java.nio.file.Files;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
 /**
  * A real broker node for integration tests: in this JVM, on a free port, against the shared test PostgreSQL (or the
  * database given), spoken to over real HTTP.
  */
 public final class TestNode implements AutoCloseable {
-  private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  /** HTTP/1.1 like Queen's SDKs: the JDK client's default h2c upgrade is a path no client of ours takes. */
+  public static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+      .connectTimeout(Duration.ofSeconds(5)).build();
 
   private final Node node;
   private final String base;
@@ -114,7 +117,8 @@ public final class TestNode implements AutoCloseable {
     headers.forEach(b::header);
     b.timeout(Duration.ofSeconds(60));
     try {
-      var r = HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
+      // The request timeout covers the wait for headers only; the outer deadline also bounds the body.
+      var r = HTTP.sendAsync(b.build(), HttpResponse.BodyHandlers.ofString()).get(90, TimeUnit.SECONDS);
       return new Reply(r.statusCode(), r.body(), r.headers().map());
     } catch (Exception e) {
       throw new IllegalStateException(e);
