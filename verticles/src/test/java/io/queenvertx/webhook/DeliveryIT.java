@@ -36,7 +36,7 @@ class DeliveryIT {
 
   @BeforeAll
   static void start() {
-    node = TestNode.start();
+    node = TestNode.start(Map.of("QUEEN_WEBHOOK_API_KEYS", "k-d"));
     receivers = Vertx.vertx();
   }
 
@@ -176,6 +176,53 @@ class DeliveryIT {
         + "' AND transaction_id = 'd-1' AND payload->>'order' = '7' AND error = 'HTTP 500'")).isEqualTo(1);
     // order held: d-2 was only tried after d-1 was given up
     assertThat(seen.subList(0, 3)).allMatch(r -> "d-1".equals(r.headers().get("x-queen-transaction-id")));
+    server.close();
+  }
+
+  @Test
+  void aReplayedDeadLetterIsDeliveredAgainOnceTheReceiverRecovers() throws Exception {
+    List<Received> seen = new CopyOnWriteArrayList<>();
+    java.util.concurrent.atomic.AtomicBoolean healthy = new java.util.concurrent.atomic.AtomicBoolean();
+    var server = receiver(seen, (req, n) -> req.response().setStatusCode(healthy.get() ? 200 : 503).end());
+    String q = "wh-replay-" + UUID.randomUUID();
+    String url = "http://127.0.0.1:" + server.actualPort() + "/hook";
+    String id = endpoint(q, url, 2, 50, 2000);
+    Thread.sleep(300);
+    push(q, "p", "rp-1", new JsonObject().put("invoice", 99));
+    Awaitility.await().atMost(Duration.ofSeconds(15)).until(() -> TestDatabase.queryLong(DB,
+        "SELECT count(*) FROM queen.webhook_deliveries WHERE endpoint_id = '" + id
+            + "' AND transaction_id = 'rp-1' AND status = 'failed_permanent'") == 1);
+    assertThat(seen).hasSize(2);
+
+    // the seed's listing shows it; replay it through the API once the receiver is back
+    Map<String, String> key = Map.of("Authorization", "Bearer k-d");
+    var listing = node.get("/v1/dlq/messages?limit=1000", key);
+    assertThat(listing.status()).as("%s", listing.body()).isEqualTo(200);
+    JsonObject row = listing.json().getJsonObject("data").getJsonArray("messages").stream()
+        .map(o -> (JsonObject) o).filter(o -> url.equals(o.getString("endpoint"))).findFirst()
+        .orElseThrow(() -> new AssertionError("dead letter of " + id + " not listed: " + listing.body()));
+    assertThat(row.getString("status")).isEqualTo("failed_permanent");
+    assertThat(row.getInteger("attempt_count")).isEqualTo(2);
+    healthy.set(true);
+    var replay = node.post("/v1/dlq/replay/" + row.getString("id"), "", key);
+    assertThat(replay.status()).as("%s", replay.body()).isEqualTo(200);
+    String replayedTxn = replay.json().getJsonObject("data").getJsonObject("replayed_as").getString("transaction_id");
+    assertThat(replayedTxn).startsWith("dlq:");
+
+    // delivered again, same payload, under the replay's transaction id, and recorded as a fresh success
+    Awaitility.await().atMost(Duration.ofSeconds(15)).until(() -> seen.size() >= 3);
+    Received again = seen.get(2);
+    assertThat(again.headers().get("x-queen-transaction-id")).isEqualTo(replayedTxn);
+    assertThat(new JsonObject(again.body()).getInteger("invoice")).isEqualTo(99);
+    assertThat(again.headers().get("x-queen-signature"))
+        .isEqualTo(hmac("shh-" + id, again.headers().get("x-queen-timestamp"), again.body()));
+    Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> TestDatabase.queryLong(DB,
+        "SELECT count(*) FROM queen.webhook_deliveries WHERE endpoint_id = '" + id + "' AND transaction_id = '"
+            + replayedTxn + "' AND status = 'succeeded' AND attempt_count = 1") == 1);
+    assertThat(TestDatabase.queryLong(DB, "SELECT count(*) FROM queen.log_dlq WHERE consumer_group = 'webhook:" + id
+        + "'")).as("the dead letter was moved, not copied").isZero();
+    Thread.sleep(500);
+    assertThat(seen).as("delivered exactly once more").hasSize(3);
     server.close();
   }
 
