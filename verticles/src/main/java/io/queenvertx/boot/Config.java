@@ -37,6 +37,8 @@ public record Config(
     // engine
     int zstdLevel,
     int segmentCacheEntries,
+    /** QUEEN_DEDUP_CACHE_MB, 0 when QUEEN_DEDUP_CACHE is 0: the broker dedup cache's budget (ENGINE.md §3.6). */
+    int dedupCacheMb,
     // retention and spool
     long retentionIntervalMs,
     int retentionBatchSize,
@@ -170,6 +172,7 @@ public record Config(
         e.lng("POP_WAIT_MAX_INTERVAL_MS", 1000),
         e.integer("QUEEN_V2_ZSTD_LEVEL", 3),
         e.integer("QUEEN_SEGMENT_CACHE_ENTRIES", 4096),
+        "0".equals(e.str("QUEEN_DEDUP_CACHE", "").trim()) ? 0 : Math.max(0, e.integer("QUEEN_DEDUP_CACHE_MB", 512)),
         Math.max(100, e.lng("RETENTION_INTERVAL", 5000)),
         e.integer("RETENTION_BATCH_SIZE", 1000),
         bufferDir.isEmpty() ? dataDir.resolve("buffers") : Path.of(bufferDir).toAbsolutePath(),
@@ -198,7 +201,7 @@ public record Config(
     return new Config(newPort, bindAddress, database, dataDir, embeddedPgPort, dbPoolSize, statementTimeoutMs,
         maxBodyBytes, applySchema, serverId, version, popDefaultTimeoutMs, defaultSubscriptionMode,
         popWaitInitialIntervalMs, popWaitBackoffThreshold, popWaitBackoffMultiplier, popWaitMaxIntervalMs, zstdLevel,
-        segmentCacheEntries, retentionIntervalMs, retentionBatchSize, fileBufferDir, fileBufferFlushMs,
+        segmentCacheEntries, dedupCacheMb, retentionIntervalMs, retentionBatchSize, fileBufferDir, fileBufferFlushMs,
         fileBufferMaxBatch, fileBufferEventsPerFile, encryptionKeyHex, tenancyHeader, kvTrustedProxy, jwt, clustered,
         clusterMembers, clusterPort, clusterInterface, clusterName, clusterConfig, httpInstances, cacheRefreshIntervalMs, accessLog, redriveStaleMs, webhookApiKeys);
   }
@@ -208,7 +211,7 @@ public record Config(
     return new Config(port, bindAddress, Optional.of(db), dataDir, embeddedPgPort, dbPoolSize, statementTimeoutMs,
         maxBodyBytes, applySchema, serverId, version, popDefaultTimeoutMs, defaultSubscriptionMode,
         popWaitInitialIntervalMs, popWaitBackoffThreshold, popWaitBackoffMultiplier, popWaitMaxIntervalMs, zstdLevel,
-        segmentCacheEntries, retentionIntervalMs, retentionBatchSize, fileBufferDir, fileBufferFlushMs,
+        segmentCacheEntries, dedupCacheMb, retentionIntervalMs, retentionBatchSize, fileBufferDir, fileBufferFlushMs,
         fileBufferMaxBatch, fileBufferEventsPerFile, encryptionKeyHex, tenancyHeader, kvTrustedProxy, jwt, clustered,
         clusterMembers, clusterPort, clusterInterface, clusterName, clusterConfig, httpInstances, cacheRefreshIntervalMs, accessLog, redriveStaleMs, webhookApiKeys);
   }

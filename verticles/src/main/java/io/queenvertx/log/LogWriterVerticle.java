@@ -52,8 +52,20 @@ public final class LogWriterVerticle extends VerticleBase {
   static final int MAX_FRAMES_PER_SEGMENT = 1000;
   static final int MAX_DUPLICATE_RETRIES = 3;
   static final int MAX_DRAIN_FAILURES = 20;
-  private static final String PUSH_MULTI =
-      "SELECT queen.log_push_multi_v1($1::uuid[], $2::text[], $3::text[], $4::int[], $5::bytea[], $6::bytea[])";
+  static final int WARM_MAX_ROWS = 4096;
+  static final int FILL_ROWS = 512;
+  private static final String PUSH_MULTI = "SELECT queen.log_push_multi_v2($1::uuid[], $2::text[], $3::text[], "
+      + "$4::int[], $5::bytea[], $6::bytea[], $7::bigint[], $8::uuid[])";
+  /** A partition's last offset and its log_txns rows inside the dedup window, in one snapshot (DedupCache#warmed). */
+  private static final String WARM = "SELECT p.last_offset, q.dedup_window_seconds, t.base_offset, t.end_offset, "
+      + "t.hashes, (extract(epoch FROM t.created_at) * 1000000)::bigint AS at_us "
+      + "FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id "
+      + "LEFT JOIN queen.log_txns t ON t.partition_id = p.id AND t.base_offset >= p.txns_start "
+      + "AND t.created_at >= now() - make_interval(secs => q.dedup_window_seconds) - interval '120 seconds' "
+      + "WHERE p.id = $1 ORDER BY t.base_offset LIMIT $2";
+  private static final String FILL = "SELECT base_offset, end_offset, hashes, "
+      + "(extract(epoch FROM created_at) * 1000000)::bigint AS at_us FROM queen.log_txns "
+      + "WHERE partition_id = $1 AND base_offset > $2 ORDER BY base_offset LIMIT $3";
 
   record PartitionKey(UUID tenant, String queue, String partition) {}
 
@@ -93,12 +105,17 @@ public final class LogWriterVerticle extends VerticleBase {
     }
   }
 
-  private record PackedSegment(PartitionKey key, List<Slot> slots, byte[] blob, byte[] hashes) {}
+  private record PackedSegment(PartitionKey key, List<Slot> slots, byte[] blob, byte[] hashes,
+      DedupCache.Claim claim) {}
 
   private final NodeContext node;
   private final Optional<EnvelopeCipher> cipher;
   private final QueueSettings settings;
   private final Transactions transactions;
+  private final DedupCache dedup;
+  /** Partitions whose dedup-cache warm-up or gap fill is running, and those too big to cache, until when. */
+  private final Set<PartitionKey> dedupReading = new HashSet<>();
+  private final Map<PartitionKey, Long> dedupSkipUntil = new HashMap<>();
   private Spool spool;
   private final Map<PartitionKey, ArrayList<Slot>> pending = new LinkedHashMap<>();
   private final Set<PartitionKey> inFlight = new HashSet<>();
@@ -110,6 +127,7 @@ public final class LogWriterVerticle extends VerticleBase {
     this.cipher = cipher;
     this.settings = new QueueSettings(node.pool());
     this.transactions = new Transactions(node, cipher, settings);
+    this.dedup = new DedupCache(node.config().dedupCacheMb());
   }
 
   @Override
@@ -119,8 +137,12 @@ public final class LogWriterVerticle extends VerticleBase {
     node.metrics().gauge("queen_file_buffer_pending", "push events waiting in this node's spool", spool::pendingEvents);
     vertx.eventBus().<Object>localConsumer(Addresses.SPOOL_STATS, m -> m.reply(new JsonObject()
         .put("bufferedMessages", spool.pendingEvents()).put("bufferHealthy", true)));
-    vertx.eventBus().<JsonObject>consumer(Addresses.QUEUE_CHANGED,
-        m -> settings.invalidate(m.body().getString("tenant"), m.body().getString("queue")));
+    node.metrics().gauge("queen_dedup_cache_fingerprints", "transaction-id fingerprints in the push dedup cache",
+        dedup::size);
+    vertx.eventBus().<JsonObject>consumer(Addresses.QUEUE_CHANGED, m -> {
+      settings.invalidate(m.body().getString("tenant"), m.body().getString("queue"));
+      dedup.dropQueue(m.body().getString("tenant"), m.body().getString("queue"));
+    });
     var tx = vertx.eventBus().<TransactionCommand>localConsumer(Addresses.TRANSACTION,
         m -> transactions.run(vertx, m.body()).onComplete(ar -> {
           if (ar.succeeded()) m.reply(ar.result(), LocalCodec.OPTIONS);
@@ -284,12 +306,15 @@ public final class LogWriterVerticle extends VerticleBase {
 
   private PackedSegment pack(PartitionKey key, List<Slot> slots) {
     List<Frame> frames = new ArrayList<>(slots.size());
+    List<byte[]> slotHashes = new ArrayList<>(slots.size());
     byte[] hashes = new byte[slots.size() * TxnHash.BYTES];
     for (int i = 0; i < slots.size(); i++) {
       frames.add(slots.get(i).frame);
+      slotHashes.add(slots.get(i).hash);
       System.arraycopy(slots.get(i).hash, 0, hashes, i * TxnHash.BYTES, TxnHash.BYTES);
     }
-    return new PackedSegment(key, new ArrayList<>(slots), Segment.pack(frames, node.config().zstdLevel()), hashes);
+    return new PackedSegment(key, new ArrayList<>(slots), Segment.pack(frames, node.config().zstdLevel()), hashes,
+        dedup.claim(key, slotHashes));
   }
 
   private void write(List<PackedSegment> bundle, List<PartitionKey> keys) {
@@ -300,6 +325,8 @@ public final class LogWriterVerticle extends VerticleBase {
     Integer[] counts = new Integer[n];
     Buffer[] hashes = new Buffer[n];
     Buffer[] blobs = new Buffer[n];
+    Long[] verified = new Long[n];
+    UUID[] expect = new UUID[n];
     for (int i = 0; i < n; i++) {
       PackedSegment s = bundle.get(i);
       tenants[i] = s.key.tenant();
@@ -308,9 +335,11 @@ public final class LogWriterVerticle extends VerticleBase {
       counts[i] = s.slots.size();
       hashes[i] = Buffer.buffer(s.hashes);
       blobs[i] = Buffer.buffer(s.blob);
+      verified[i] = s.claim.verified();
+      expect[i] = s.claim.partitionId();
     }
     node.pool().preparedQuery(PUSH_MULTI)
-        .execute(Tuple.of(tenants, queues, partitions, counts, hashes, blobs))
+        .execute(Tuple.of(tenants, queues, partitions, counts, hashes, blobs).addValue(verified).addValue(expect))
         .onComplete(ar -> {
           List<Future<?>> followUps = new ArrayList<>();
           if (ar.failed()) {
@@ -335,6 +364,7 @@ public final class LogWriterVerticle extends VerticleBase {
       for (int i = 0; i < seg.slots.size(); i++) resolve(seg.slots.get(i), "queued", pid, base + i, null);
       node.metrics().pushedMessages.increment(seg.slots.size());
       announce(seg.key, pid, base + seg.slots.size() - 1);
+      remember(seg, pid, base, r);
       return Future.succeededFuture();
     }
     // duplicate: the frames named in "dups" exist in the window; nothing was written, so the others go again.
@@ -363,6 +393,77 @@ public final class LogWriterVerticle extends VerticleBase {
       queue.addAll(0, retry);
     }
     return Future.join(lookups);
+  }
+
+  // ---- dedup cache upkeep ----------------------------------------------------------------------------------
+
+  /** Teaches the dedup cache a committed segment, and starts the read it asks for (warm-up or gap fill). */
+  private void remember(PackedSegment seg, UUID pid, long base, JsonObject r) {
+    if (!dedup.enabled()) return;
+    long at;
+    try {
+      var t = java.time.Instant.parse(r.getString("createdAt"));
+      at = t.getEpochSecond() * 1_000_000L + t.getNano() / 1000;
+    } catch (RuntimeException e) {
+      dedup.drop(seg.key);
+      return;
+    }
+    switch (dedup.written(seg.key, pid, base, seg.slots.size(), seg.hashes, at, r.getInteger("windowSeconds", 0))) {
+      case WARM -> warm(seg.key, pid);
+      case FILL -> fill(seg.key, pid);
+      default -> { }
+    }
+  }
+
+  private void warm(PartitionKey key, UUID pid) {
+    Long skip = dedupSkipUntil.get(key);
+    if (skip != null && skip > System.currentTimeMillis()) return;
+    if (!dedupReading.add(key)) return;
+    node.pool().preparedQuery(WARM).execute(Tuple.of(pid, WARM_MAX_ROWS)).onComplete(ar -> {
+      dedupReading.remove(key);
+      if (ar.failed()) {
+        log.debug("dedup cache warm-up of {} failed: {}", pid, ar.cause().toString());
+        return;
+      }
+      if (ar.result().size() >= WARM_MAX_ROWS) {
+        // too much of the window to hold: this partition is probed in full for a while
+        dedupSkipUntil.put(key, System.currentTimeMillis() + 60_000);
+        return;
+      }
+      long last = -1;
+      int window = 0;
+      List<DedupCache.TxnRow> rows = new ArrayList<>(ar.result().size());
+      for (var row : ar.result()) {
+        last = row.getLong(0);
+        window = row.getInteger(1);
+        if (row.getLong(2) != null) rows.add(txnRow(row, 2));
+      }
+      dedupSkipUntil.remove(key);
+      dedup.warmed(key, pid, window, last, rows);
+    });
+  }
+
+  private void fill(PartitionKey key, UUID pid) {
+    long from = dedup.gapStart(key, pid);
+    if (from < -1 || !dedupReading.add(key)) return;
+    node.pool().preparedQuery(FILL).execute(Tuple.of(pid, from, FILL_ROWS)).onComplete(ar -> {
+      dedupReading.remove(key);
+      if (ar.failed()) {
+        dedup.drop(key);
+        return;
+      }
+      List<DedupCache.TxnRow> rows = new ArrayList<>(ar.result().size());
+      for (var row : ar.result()) rows.add(txnRow(row, 0));
+      if (dedup.filled(key, pid, from, rows)) {
+        if (rows.size() >= FILL_ROWS) fill(key, pid);
+        else dedup.drop(key); // a committed segment of ours not visible: do not trust this entry
+      }
+    });
+  }
+
+  private static DedupCache.TxnRow txnRow(io.vertx.sqlclient.Row row, int at) {
+    return new DedupCache.TxnRow(row.getLong(at), row.getLong(at + 1), row.getBuffer(at + 2).getBytes(),
+        row.getLong(at + 3));
   }
 
   /** The id of the frame already stored at {@code off}: decoded from its covering segment, else the all-zero uuid. */

@@ -88,19 +88,31 @@ public final class TestDatabase {
     return new Config.Database(host, port, name, user, password, false);
   }
 
+  private static java.sql.Connection connect(Config.Database db) throws java.sql.SQLException {
+    return DriverManager.getConnection("jdbc:postgresql://" + db.host() + ":" + db.port() + "/" + db.database(),
+        db.user(), db.password());
+  }
+
   /** Runs one SQL statement through JDBC against {@code db} (test set-up and inspection only). */
   public static long queryLong(Config.Database db, String sql) {
-    try (var c = DriverManager.getConnection("jdbc:postgresql://" + db.host() + ":" + db.port() + "/" + db.database(),
-        db.user(), db.password()); var st = c.createStatement(); var rs = st.executeQuery(sql)) {
+    try (var c = connect(db); var st = c.createStatement(); var rs = st.executeQuery(sql)) {
       return rs.next() ? rs.getLong(1) : 0L;
     } catch (Exception e) {
       throw new IllegalStateException(e);
     }
   }
 
+  /** The first column of the first row as text, or null (test inspection only). */
+  public static String queryString(Config.Database db, String sql) {
+    try (var c = connect(db); var st = c.createStatement(); var rs = st.executeQuery(sql)) {
+      return rs.next() ? rs.getString(1) : null;
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
   public static void execute(Config.Database db, String sql) {
-    try (var c = DriverManager.getConnection("jdbc:postgresql://" + db.host() + ":" + db.port() + "/" + db.database(),
-        db.user(), db.password()); var st = c.createStatement()) {
+    try (var c = connect(db); var st = c.createStatement()) {
       st.execute(sql);
     } catch (Exception e) {
       throw new IllegalStateException(e);
