@@ -39,6 +39,10 @@ public record Config(
     int segmentCacheEntries,
     /** QUEEN_DEDUP_CACHE_MB, 0 when QUEEN_DEDUP_CACHE is 0: the broker dedup cache's budget (ENGINE.md §3.6). */
     int dedupCacheMb,
+    /** QUEEN_PUSH_BUNDLES_IN_FLIGHT: concurrent push transactions of the log writer (each one commit). */
+    int pushBundlesInFlight,
+    /** QUEEN_PUSH_PARTITIONS_PER_BUNDLE: partitions (segments) written by one push transaction at most. */
+    int pushPartitionsPerBundle,
     // retention and spool
     long retentionIntervalMs,
     int retentionBatchSize,
@@ -173,6 +177,8 @@ public record Config(
         e.integer("QUEEN_V2_ZSTD_LEVEL", 3),
         e.integer("QUEEN_SEGMENT_CACHE_ENTRIES", 4096),
         "0".equals(e.str("QUEEN_DEDUP_CACHE", "").trim()) ? 0 : Math.max(0, e.integer("QUEEN_DEDUP_CACHE_MB", 512)),
+        Math.max(1, e.integer("QUEEN_PUSH_BUNDLES_IN_FLIGHT", 8)),
+        Math.max(1, e.integer("QUEEN_PUSH_PARTITIONS_PER_BUNDLE", 512)),
         Math.max(100, e.lng("RETENTION_INTERVAL", 5000)),
         e.integer("RETENTION_BATCH_SIZE", 1000),
         bufferDir.isEmpty() ? dataDir.resolve("buffers") : Path.of(bufferDir).toAbsolutePath(),
@@ -201,7 +207,7 @@ public record Config(
     return new Config(newPort, bindAddress, database, dataDir, embeddedPgPort, dbPoolSize, statementTimeoutMs,
         maxBodyBytes, applySchema, serverId, version, popDefaultTimeoutMs, defaultSubscriptionMode,
         popWaitInitialIntervalMs, popWaitBackoffThreshold, popWaitBackoffMultiplier, popWaitMaxIntervalMs, zstdLevel,
-        segmentCacheEntries, dedupCacheMb, retentionIntervalMs, retentionBatchSize, fileBufferDir, fileBufferFlushMs,
+        segmentCacheEntries, dedupCacheMb, pushBundlesInFlight, pushPartitionsPerBundle, retentionIntervalMs, retentionBatchSize, fileBufferDir, fileBufferFlushMs,
         fileBufferMaxBatch, fileBufferEventsPerFile, encryptionKeyHex, tenancyHeader, kvTrustedProxy, jwt, clustered,
         clusterMembers, clusterPort, clusterInterface, clusterName, clusterConfig, httpInstances, cacheRefreshIntervalMs, accessLog, redriveStaleMs, webhookApiKeys);
   }
@@ -211,7 +217,7 @@ public record Config(
     return new Config(port, bindAddress, Optional.of(db), dataDir, embeddedPgPort, dbPoolSize, statementTimeoutMs,
         maxBodyBytes, applySchema, serverId, version, popDefaultTimeoutMs, defaultSubscriptionMode,
         popWaitInitialIntervalMs, popWaitBackoffThreshold, popWaitBackoffMultiplier, popWaitMaxIntervalMs, zstdLevel,
-        segmentCacheEntries, dedupCacheMb, retentionIntervalMs, retentionBatchSize, fileBufferDir, fileBufferFlushMs,
+        segmentCacheEntries, dedupCacheMb, pushBundlesInFlight, pushPartitionsPerBundle, retentionIntervalMs, retentionBatchSize, fileBufferDir, fileBufferFlushMs,
         fileBufferMaxBatch, fileBufferEventsPerFile, encryptionKeyHex, tenancyHeader, kvTrustedProxy, jwt, clustered,
         clusterMembers, clusterPort, clusterInterface, clusterName, clusterConfig, httpInstances, cacheRefreshIntervalMs, accessLog, redriveStaleMs, webhookApiKeys);
   }

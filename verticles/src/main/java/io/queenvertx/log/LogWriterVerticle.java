@@ -43,12 +43,10 @@ import org.slf4j.LoggerFactory;
  * <p>Invariants: at most one write is in flight per partition, so a partition's offsets are allocated in the order
  * its frames were accepted here (offset order = commit order); a partition's frames wait in {@code pending} while its
  * previous write is in flight and then leave together as one segment; several ready partitions leave in one
- * {@code log_push_multi_v1} call (one commit).
+ * {@code log_push_multi_v2} call (one commit), each with the dedup cache's promise ({@link DedupCache}).
  */
 public final class LogWriterVerticle extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(LogWriterVerticle.class);
-  static final int MAX_BUNDLES_IN_FLIGHT = 8;
-  static final int MAX_PARTITIONS_PER_BUNDLE = 16;
   static final int MAX_FRAMES_PER_SEGMENT = 1000;
   static final int MAX_DUPLICATE_RETRIES = 3;
   static final int MAX_DRAIN_FAILURES = 20;
@@ -270,13 +268,13 @@ public final class LogWriterVerticle extends VerticleBase {
 
   private void dispatch() {
     dispatchScheduled = false;
-    while (bundlesInFlight < MAX_BUNDLES_IN_FLIGHT) {
+    while (bundlesInFlight < node.config().pushBundlesInFlight()) {
       List<PackedSegment> bundle = new ArrayList<>();
       List<PartitionKey> taken = new ArrayList<>();
       for (var e : pending.entrySet()) {
         if (inFlight.contains(e.getKey())) continue;
         taken.add(e.getKey());
-        if (taken.size() == MAX_PARTITIONS_PER_BUNDLE) break;
+        if (taken.size() >= node.config().pushPartitionsPerBundle()) break;
       }
       if (taken.isEmpty()) return;
       for (PartitionKey key : taken) {
