@@ -54,6 +54,12 @@ public final class ErrorContract {
     Throwable f = ctx.failure();
     var resp = ctx.response();
     if (resp.ended() || resp.closed()) return;
+    if (WebhookRoutes.isV1(ctx.request().path())) {
+      int st = f instanceof io.vertx.ext.web.handler.HttpException h ? h.getStatusCode()
+          : ctx.statusCode() > 0 ? ctx.statusCode() : 500;
+      WebhookRoutes.routerError(ctx, st, f instanceof io.vertx.ext.web.handler.HttpException ? null : f);
+      return;
+    }
     if (f instanceof ApiError e) {
       if (e.status() == 204) {
         noContent(ctx);
@@ -95,6 +101,10 @@ public final class ErrorContract {
   public static void fallback(RoutingContext ctx) {
     String path = ctx.request().path();
     HttpMethod m = ctx.request().method();
+    if (WebhookRoutes.isV1(path)) {
+      WebhookRoutes.routerError(ctx, 404, null);
+      return;
+    }
     boolean api = path.equals("/api") || path.startsWith("/api/") || path.equals("/auth") || path.startsWith("/auth/");
     if (api || !(m == HttpMethod.GET || m == HttpMethod.HEAD)) {
       send(ctx, 404, NO_SUCH_ROUTE);

@@ -173,11 +173,36 @@ final class WebhookRoutes {
     return new V1Error(500, "INTERNAL_ERROR", "internal error");
   }
 
+  /** Whether a path belongs to the webhook API, whose every error (even the router's own) uses its envelope. */
+  static boolean isV1(String path) {
+    return path.equals("/v1") || path.startsWith("/v1/");
+  }
+
+  /**
+   * An error the router produced before any webhook handler ran (no such route or method, the body-limit layer, an
+   * unparseable body, a malformed tenant header): answered in the webhook API's envelope, not Queen's.
+   */
+  static void routerError(RoutingContext ctx, int status, Throwable f) {
+    if (f instanceof ApiError || f instanceof DecodeException || f instanceof V1Error) {
+      error(ctx, f);
+    } else if (status == 404 || status == 405) {
+      error(ctx, V1Error.notFound("no such route: " + ctx.request().method() + " " + ctx.request().path()));
+    } else if (status == 413) {
+      error(ctx, new V1Error(413, "PAYLOAD_TOO_LARGE", "request body too large"));
+    } else if (status >= 400 && status < 500) {
+      error(ctx, new V1Error(status, codeOf(status), "request refused (HTTP " + status + ")"));
+    } else {
+      error(ctx, f != null ? f : new V1Error(500, "INTERNAL_ERROR", "internal error"));
+    }
+  }
+
   private static String codeOf(int status) {
     return switch (status) {
       case 401 -> "UNAUTHORIZED";
+      case 403 -> "FORBIDDEN";
       case 404 -> "NOT_FOUND";
       case 409 -> "CONFLICT";
+      case 413 -> "PAYLOAD_TOO_LARGE";
       default -> "INVALID_REQUEST";
     };
   }

@@ -36,6 +36,19 @@ class ErrorContractIT {
   }
 
   @Test
+  void aBodyOverTheLimitOnTheWebhookApiIs413InItsOwnEnvelope() {
+    var r = node.post("/v1/endpoints", "{\"url\":\"" + "x".repeat(4096) + "\"}");
+    assertThat(r.status()).isEqualTo(413);
+    assertThat(r.header("content-type")).startsWith("application/json");
+    assertThat(r.json().getJsonObject("error").getString("code")).isEqualTo("PAYLOAD_TOO_LARGE");
+    assertThat(r.json().getJsonObject("meta").getString("request_id")).isEqualTo(r.header("X-Request-Id"));
+    // Queen's routes keep the body-limit layer's plain 413
+    var q = node.post("/api/v1/push", "{\"items\":[{\"payload\":\"" + "x".repeat(4096) + "\"}]}");
+    assertThat(q.status()).isEqualTo(413);
+    assertThat(q.header("content-type")).startsWith("text/plain");
+  }
+
+  @Test
   void anyNonGetMethodReachingTheFallbackIs404NoSuchRoute() {
     var r = node.post("/not-api-at-all", "{}");
     assertThat(r.status()).isEqualTo(404);

@@ -169,6 +169,20 @@ class WebhookApiIT {
     assertThat(node.get("/v1/endpoints", Map.of("Authorization", "bearer k-a")).status()).isEqualTo(200);
   }
 
+  @Test
+  void theRoutersOwnErrorsUnderV1UseTheSeedsEnvelopeToo() {
+    // no such path, no such method: 404 NOT_FOUND in the envelope, with or without a key, never Queen's body
+    for (Reply r : List.of(node.get("/v1/nope", A), node.get("/v1", A), node.get("/v1/dlq/nothing/here"),
+        node.post("/v1/dlq/messages", "{}", A), patch("/v1/dlq/messages", "{}", A),
+        node.delete("/v1/endpoints", A))) {
+      assertThat(error(r, 404, "NOT_FOUND").getString("message")).startsWith("no such route");
+    }
+    // Queen's own routes keep Queen's contract
+    Reply q = node.get("/api/v1/nope");
+    assertThat(q.status()).isEqualTo(404);
+    assertThat(q.json()).isEqualTo(new JsonObject().put("error", "Not Found").put("code", "no_such_route"));
+  }
+
   // ---- endpoints -------------------------------------------------------------------------------------------------
 
   @Test
