@@ -1,7 +1,6 @@
 package io.queenvertx.log;
 
 import io.queenvertx.codec.TxnHash;
-import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -66,11 +65,13 @@ final class DedupCache {
     return entries.size();
   }
 
-  /** The promise a push of {@code hashes} (each {@link TxnHash#BYTES} long) may make for {@code key}. */
-  Claim claim(LogWriterVerticle.PartitionKey key, List<byte[]> hashes) {
+  /** The promise a push of {@code hashes} (packed, {@link TxnHash#BYTES} each) may make for {@code key}. */
+  Claim claim(LogWriterVerticle.PartitionKey key, byte[] hashes) {
     Entry e = entries.get(key);
     if (e == null || e.coveredTo < 0) return Claim.NONE;
-    for (byte[] h : hashes) if (e.contains(fingerprint(h, 0))) return Claim.NONE;
+    for (int off = 0; off < hashes.length; off += TxnHash.BYTES) {
+      if (e.contains(fingerprint(hashes, off))) return Claim.NONE;
+    }
     return new Claim(e.coveredTo, e.pid);
   }
 
@@ -173,7 +174,8 @@ final class DedupCache {
   }
 
   static long fingerprint(byte[] hashes, int offset) {
-    long fp = ByteBuffer.wrap(hashes, offset, 8).getLong();
+    long fp = 0;
+    for (int i = 0; i < 8; i++) fp = (fp << 8) | (hashes[offset + i] & 0xFF);
     return fp == 0 ? 1 : fp; // 0 marks an empty slot; the alias only adds a harmless false positive
   }
 

@@ -304,15 +304,13 @@ public final class LogWriterVerticle extends VerticleBase {
 
   private PackedSegment pack(PartitionKey key, List<Slot> slots) {
     List<Frame> frames = new ArrayList<>(slots.size());
-    List<byte[]> slotHashes = new ArrayList<>(slots.size());
     byte[] hashes = new byte[slots.size() * TxnHash.BYTES];
     for (int i = 0; i < slots.size(); i++) {
       frames.add(slots.get(i).frame);
-      slotHashes.add(slots.get(i).hash);
       System.arraycopy(slots.get(i).hash, 0, hashes, i * TxnHash.BYTES, TxnHash.BYTES);
     }
     return new PackedSegment(key, new ArrayList<>(slots), Segment.pack(frames, node.config().zstdLevel()), hashes,
-        dedup.claim(key, slotHashes));
+        dedup.claim(key, hashes));
   }
 
   private void write(List<PackedSegment> bundle, List<PartitionKey> keys) {
