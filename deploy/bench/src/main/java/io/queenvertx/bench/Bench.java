@@ -422,9 +422,9 @@ public final class Bench {
             vertx.setTimer(50, x -> consumeLoop(t, group, done));
             return;
           }
-          JsonArray msgs;
+          List<Wire.Popped> msgs;
           try {
-            msgs = r.bodyAsJsonObject().getJsonArray("messages", new JsonArray());
+            msgs = Wire.popped(r.body());
           } catch (RuntimeException e) {
             exception(win, "pop-parse", e);
             consumeLoop(t, group, done);
@@ -439,24 +439,13 @@ public final class Bench {
         });
   }
 
-  Future<Void> ack(Target t, String group, JsonArray msgs) {
-    JsonArray acks = new JsonArray();
-    for (int i = 0; i < msgs.size(); i++) {
-      JsonObject m = msgs.getJsonObject(i);
-      acks.add(new JsonObject()
-          .put("transactionId", m.getString("transactionId"))
-          .put("partitionId", m.getString("partitionId"))
-          .put("leaseId", m.getString("leaseId"))
-          .put("status", "completed"));
-    }
-    JsonObject body = new JsonObject();
-    if (group != null) body.put("consumerGroup", group);
-    body.put("acknowledgments", acks);
+  Future<Void> ack(Target t, String group, List<Wire.Popped> msgs) {
+    Buffer body = Wire.ackBody(group, msgs);
     long t0 = System.nanoTime();
     return t.client.post(t.port, t.host, "/api/v1/ack/batch")
         .putHeader("content-type", "application/json")
         .timeout(60_000)
-        .sendBuffer(body.toBuffer())
+        .sendBuffer(body)
         .transform(ar -> {
           long t1 = System.nanoTime();
           boolean win = inWindow(t1);
@@ -473,15 +462,10 @@ public final class Bench {
           int ok = 0;
           int bad = 0;
           try {
-            JsonArray res = r.bodyAsJsonArray();
-            for (int i = 0; i < res.size(); i++) {
-              JsonObject it = res.getJsonObject(i);
-              if (Boolean.TRUE.equals(it.getBoolean("success"))) ok++;
-              else {
-                bad++;
-                sample("ack item error " + it.getValue("error"));
-              }
-            }
+            Wire.AckCount c = Wire.ackResults(r.body());
+            ok = c.ok();
+            bad = c.bad();
+            if (c.firstError() != null) sample("ack item error " + c.firstError());
           } catch (RuntimeException e) {
             exception(win, "ack-parse", e);
           }
@@ -511,7 +495,7 @@ public final class Bench {
       if (pr.statusCode() != 201) throw new IllegalStateException("prime push: HTTP " + pr.statusCode() + " " + pr.bodyAsString());
       HttpResponse<Buffer> pop = await(a.client.get(a.port, a.host,
           "/api/v1/pop/queue/" + queue + "?batch=10&wait=true&timeout=3000").send());
-      if (pop.statusCode() == 200) await(ack(a, null, pop.bodyAsJsonObject().getJsonArray("messages")));
+      if (pop.statusCode() == 200) await(ack(a, null, Wire.popped(pop.body())));
     }
     long start = System.nanoTime();
     windowStart = start;
@@ -572,8 +556,7 @@ public final class Bench {
       }
       fromResp.add(tp - tPushResp[0]);
       fromSend.add(tp - tPushSend[0]);
-      JsonArray msgs = pop.bodyAsJsonObject().getJsonArray("messages", new JsonArray());
-      await(ack(a, null, msgs));
+      await(ack(a, null, Wire.popped(pop.body())));
     }
     windowEnd = System.nanoTime();
     Snapshot s1 = snapshot();
@@ -598,7 +581,7 @@ public final class Bench {
   void drainAck(Future<HttpResponse<Buffer>> popF) {
     try {
       HttpResponse<Buffer> p = await(popF);
-      if (p.statusCode() == 200) await(ack(a, null, p.bodyAsJsonObject().getJsonArray("messages")));
+      if (p.statusCode() == 200) await(ack(a, null, Wire.popped(p.body())));
     } catch (Exception ignored) {
       // best effort
     }
