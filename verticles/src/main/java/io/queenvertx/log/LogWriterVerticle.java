@@ -152,7 +152,11 @@ public final class LogWriterVerticle extends VerticleBase {
 
   private void onPush(Message<PushCommand> msg) {
     node.metrics().pushRequests.increment();
-    var req = new Request(msg.body(), out -> msg.reply(out, LocalCodec.OPTIONS), false);
+    long t0 = System.nanoTime();
+    var req = new Request(msg.body(), out -> {
+      node.metrics().pushLatency.record(System.nanoTime() - t0, java.util.concurrent.TimeUnit.NANOSECONDS);
+      msg.reply(out, LocalCodec.OPTIONS);
+    }, false);
     List<PushItem> items = req.cmd.items();
     if (items.isEmpty()) {
       msg.reply(List.of(), LocalCodec.OPTIONS);
@@ -334,9 +338,12 @@ public final class LogWriterVerticle extends VerticleBase {
       verified[i] = s.claim.verified();
       expect[i] = s.claim.partitionId();
     }
+    long t0 = System.nanoTime();
+    node.metrics().pushWriteSegments.record(n);
     node.pool().preparedQuery(PUSH_MULTI)
         .execute(Tuple.of(tenants, queues, partitions, counts, hashes, blobs).addValue(verified).addValue(expect))
         .onComplete(ar -> {
+          node.metrics().pushWrites.record(System.nanoTime() - t0, java.util.concurrent.TimeUnit.NANOSECONDS);
           List<Future<?>> followUps = new ArrayList<>();
           if (ar.failed()) {
             log.warn("push write failed ({} segments): {}", n, ar.cause().getMessage());

@@ -1,7 +1,9 @@
 package io.queenvertx.metrics;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.util.concurrent.atomic.AtomicLong;
@@ -26,6 +28,15 @@ public final class BrokerMetrics {
   public final Counter deadLettered = counter("queen_messages_dead_lettered_total", "messages filed in the DLQ");
   public final Counter replayed = counter("queen_dlq_replayed_total", "dead-letter rows moved back to the log");
   public final AtomicLong parkedPolls = new AtomicLong();
+  /** One log_push_multi call: from the call to its result, commit included. */
+  public final Timer pushWrites = Timer.builder("queen_push_write_seconds")
+      .description("log writes (one SQL transaction each), call to result").register(registry);
+  /** Segments per log write: how much concurrent pushes fuse. */
+  public final DistributionSummary pushWriteSegments = DistributionSummary.builder("queen_push_write_segments")
+      .description("segments per log write").register(registry);
+  /** A push request inside the log writer: accepted to answered (every frame written or spooled). */
+  public final Timer pushLatency = Timer.builder("queen_push_request_seconds")
+      .description("push requests in the log writer, accepted to answered").register(registry);
 
   private Counter counter(String name, String help) {
     return Counter.builder(name).description(help).register(registry);

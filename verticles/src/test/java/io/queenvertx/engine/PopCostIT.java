@@ -19,6 +19,17 @@ class PopCostIT {
   private static final int SEGMENTS = 4000;
 
   @Test
+  void thePushFunctionsPlanOnceWithGenericPlans() {
+    try (TestNode node = TestNode.start()) {
+      for (String fn : new String[] {"log_push_multi_v2", "_log_push_into"}) {
+        String cfg = TestDatabase.queryString(Wire.db(), "SELECT array_to_string(p.proconfig, ',') FROM pg_proc p "
+            + "JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'queen' AND p.proname = '" + fn + "'");
+        assertThat(cfg).as(fn).isEqualTo("plan_cache_mode=force_generic_plan");
+      }
+    }
+  }
+
+  @Test
   void aPopFetchesOnlyTheSegmentsItDeliversHoweverDeepTheBacklog() throws Exception {
     Config.Database db = TestDatabase.get().fresh();
     try (TestNode node = TestNode.start(Map.of(), db)) {

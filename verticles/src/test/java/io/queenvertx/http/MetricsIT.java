@@ -56,6 +56,12 @@ class MetricsIT {
         "queen_file_buffer_pending", "queen_dlq_depth{scope=\"cluster\"}", "queen_maintenance_mode_enabled");
     assertThat(samples.get("queen_queue_depth{queue=\"" + q + "\"}")).isEqualTo(2.0);
     assertThat(samples.keySet()).anyMatch(k -> k.startsWith("vertx_http_server_requests_total"));
+    // The push path's own timings: one request answered, at least one log write carrying at least one segment.
+    assertThat(samples.get("queen_push_request_seconds_count")).isGreaterThanOrEqualTo(1.0);
+    assertThat(samples.get("queen_push_write_seconds_count")).isGreaterThanOrEqualTo(1.0);
+    assertThat(samples.get("queen_push_write_seconds_sum")).isGreaterThan(0.0);
+    assertThat(samples.get("queen_push_write_segments_sum"))
+        .isGreaterThanOrEqualTo(samples.get("queen_push_write_segments_count"));
   }
 
   @Test
