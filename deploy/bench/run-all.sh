@@ -9,7 +9,7 @@
 # stops everything it started.
 #
 # Environment knobs (all optional):
-#   DURATION=60          measured seconds per row          WARMUP=5   unmeasured seconds before each row
+#   DURATION=60          measured seconds per row          WARMUP=10  unmeasured seconds before each row
 #   TRIALS=200           wake-up trials                    BUILD=1    0 = use the jars already built
 #   ROWS="push100 push1 popack fanout part1000 part10000 wakeup"   subset/order of rows to run
 #   RESULTS=deploy/bench/results.jsonl                     BROKER_JAR=verticles/target/queen-vertx.jar
@@ -20,7 +20,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 DURATION=${DURATION:-60}
-WARMUP=${WARMUP:-5}
+WARMUP=${WARMUP:-10}
 TRIALS=${TRIALS:-200}
 BUILD=${BUILD:-1}
 ROWS=${ROWS:-"push100 push1 popack fanout part1000 part10000 wakeup"}

@@ -7,9 +7,10 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.PoolOptions;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import io.vertx.ext.web.client.HttpResponse;
-import io.vertx.ext.web.client.WebClient;
-import io.vertx.ext.web.client.WebClientOptions;
+import io.vertx.core.http.HttpClient;
+import io.vertx.core.http.HttpClientOptions;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.RequestOptions;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Files;
@@ -34,7 +35,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Load generator for queen-vertx (and any Queen-MQ wire-compatible broker). Speaks the HTTP API like a client:
- * WebClient, keep-alive, no pipelining, one connection per concurrent loop. Prints exactly one JSON line on stdout
+ * HttpClient, keep-alive, no pipelining, one connection per concurrent loop. Prints exactly one JSON line on stdout
  * per run; progress and diagnostics go to stderr.
  *
  * <p>Modes: {@code push}, {@code popack}, {@code fanout}, {@code wakeup}. See {@link #usage()}.
@@ -237,25 +238,51 @@ public final class Bench {
   final AtomicLong seq = new AtomicLong();
   final String pad;
 
+  /** A response read whole: status and body. */
+  record Resp(int statusCode, Buffer body) {
+    String bodyAsString() {
+      return body == null ? "" : body.toString(java.nio.charset.StandardCharsets.UTF_8);
+    }
+  }
+
+  /**
+   * One broker node, reached with Vert.x's plain HttpClient (keep-alive, no pipelining): the generator shares the
+   * machine with what it measures, and the WebClient's request pipeline cost it about twice the CPU per request.
+   */
   static final class Target {
     final String url;
     final String host;
     final int port;
-    final WebClient client;
+    final HttpClient client;
 
     Target(Vertx vertx, String url, int connections) {
       this.url = url;
       URI u = URI.create(url);
       this.host = u.getHost();
       this.port = u.getPort() > 0 ? u.getPort() : 80;
-      WebClientOptions wo = new WebClientOptions()
+      HttpClientOptions ho = new HttpClientOptions()
           .setKeepAlive(true)
           .setPipelining(false)
           .setTcpNoDelay(true)
-          .setUserAgent("queen-bench/0.1")
           .setMaxHeaderSize(64 * 1024);
       PoolOptions po = new PoolOptions().setHttp1MaxSize(connections).setMaxWaitQueueSize(-1);
-      this.client = WebClient.create(vertx, wo, po);
+      this.client = vertx.createHttpClient(ho, po);
+    }
+
+    Future<Resp> get(String path, long timeoutMs) {
+      return send(HttpMethod.GET, path, null, timeoutMs);
+    }
+
+    Future<Resp> post(String path, Buffer body, long timeoutMs) {
+      return send(HttpMethod.POST, path, body, timeoutMs);
+    }
+
+    private Future<Resp> send(HttpMethod method, String path, Buffer body, long timeoutMs) {
+      RequestOptions ro = new RequestOptions().setMethod(method).setHost(host).setPort(port).setURI(path)
+          .setIdleTimeout(timeoutMs).putHeader("user-agent", "queen-bench/0.1");
+      if (body != null) ro.putHeader("content-type", "application/json");
+      return client.request(ro).compose(req -> (body == null ? req.send() : req.send(body))
+          .compose(resp -> resp.body().map(b -> new Resp(resp.statusCode(), b))));
     }
   }
 
@@ -290,7 +317,7 @@ public final class Bench {
     if (c != null) c.incrementAndGet();
   }
 
-  void httpError(boolean win, String what, HttpResponse<Buffer> r) {
+  void httpError(boolean win, String what, Resp r) {
     if (win) httpErrors.incrementAndGet();
     else warmupErrors.incrementAndGet();
     String body = r.body() == null ? "" : r.bodyAsString();
@@ -356,10 +383,7 @@ public final class Bench {
     }
     String body = pushBody(client, o.batch);
     long t0 = System.nanoTime();
-    t.client.post(t.port, t.host, "/api/v1/push")
-        .putHeader("content-type", "application/json")
-        .timeout(60_000)
-        .sendBuffer(Buffer.buffer(body))
+    t.post("/api/v1/push", Buffer.buffer(body), 60_000)
         .onComplete(ar -> {
           long t1 = System.nanoTime();
           boolean win = inWindow(t1);
@@ -368,7 +392,7 @@ public final class Bench {
             vertx.setTimer(50, x -> pushLoop(client, t, done, stop));
             return;
           }
-          HttpResponse<Buffer> r = ar.result();
+          Resp r = ar.result();
           if (r.statusCode() / 100 != 2) {
             httpError(win, "push", r);
           } else {
@@ -399,9 +423,7 @@ public final class Bench {
     if (o.popPartitions != 1) path.append("&partitions=").append(o.popPartitions);
     if (group != null) path.append("&consumerGroup=").append(group).append("&subscriptionMode=all");
     long t0 = System.nanoTime();
-    t.client.get(t.port, t.host, path.toString())
-        .timeout(o.popTimeoutMs + 60_000L)
-        .send()
+    t.get(path.toString(), o.popTimeoutMs + 60_000L)
         .onComplete(ar -> {
           long t1 = System.nanoTime();
           boolean win = inWindow(t1);
@@ -410,7 +432,7 @@ public final class Bench {
             vertx.setTimer(50, x -> consumeLoop(t, group, done));
             return;
           }
-          HttpResponse<Buffer> r = ar.result();
+          Resp r = ar.result();
           if (win) record("pop", t0, t1);
           if (r.statusCode() == 204) {
             if (win) emptyPops.incrementAndGet();
@@ -442,10 +464,7 @@ public final class Bench {
   Future<Void> ack(Target t, String group, List<Wire.Popped> msgs) {
     Buffer body = Wire.ackBody(group, msgs);
     long t0 = System.nanoTime();
-    return t.client.post(t.port, t.host, "/api/v1/ack/batch")
-        .putHeader("content-type", "application/json")
-        .timeout(60_000)
-        .sendBuffer(body)
+    return t.post("/api/v1/ack/batch", body, 60_000)
         .transform(ar -> {
           long t1 = System.nanoTime();
           boolean win = inWindow(t1);
@@ -453,7 +472,7 @@ public final class Bench {
             exception(win, "ack", ar.cause());
             return Future.succeededFuture();
           }
-          HttpResponse<Buffer> r = ar.result();
+          Resp r = ar.result();
           if (win) record("ack", t0, t1);
           if (r.statusCode() / 100 != 2) {
             httpError(win, "ack", r);
@@ -490,11 +509,9 @@ public final class Bench {
     // prime: create the queue and partition through B, drain through A
     for (int i = 0; i < 3; i++) {
       String body = pushBody(0, 1);
-      HttpResponse<Buffer> pr = await(b.client.post(b.port, b.host, "/api/v1/push")
-          .putHeader("content-type", "application/json").sendBuffer(Buffer.buffer(body)));
+      Resp pr = await(b.post("/api/v1/push", Buffer.buffer(body), 30_000));
       if (pr.statusCode() != 201) throw new IllegalStateException("prime push: HTTP " + pr.statusCode() + " " + pr.bodyAsString());
-      HttpResponse<Buffer> pop = await(a.client.get(a.port, a.host,
-          "/api/v1/pop/queue/" + queue + "?batch=10&wait=true&timeout=3000").send());
+      Resp pop = await(a.get("/api/v1/pop/queue/" + queue + "?batch=10&wait=true&timeout=3000", 30_000));
       if (pop.statusCode() == 200) await(ack(a, null, Wire.popped(pop.body())));
     }
     long start = System.nanoTime();
@@ -504,9 +521,8 @@ public final class Bench {
       long[] tPushSend = {0};
       long[] tPushResp = {0};
       long tPop0 = System.nanoTime();
-      Future<HttpResponse<Buffer>> popF = a.client.get(a.port, a.host,
-              "/api/v1/pop/queue/" + queue + "?batch=10&wait=true&timeout=" + Math.max(o.popTimeoutMs, 5000))
-          .timeout(70_000).send();
+      Future<Resp> popF = a.get(
+          "/api/v1/pop/queue/" + queue + "?batch=10&wait=true&timeout=" + Math.max(o.popTimeoutMs, 5000), 70_000);
       long[] tPopResp = {0};
       popF.onComplete(x -> tPopResp[0] = System.nanoTime());
       Thread.sleep(o.parkMs + ThreadLocalRandom.current().nextInt(51));
@@ -518,11 +534,10 @@ public final class Bench {
         continue;
       }
       String body = pushBody(trial, 1);
-      HttpResponse<Buffer> pr;
+      Resp pr;
       try {
         tPushSend[0] = System.nanoTime();
-        Future<HttpResponse<Buffer>> pf = b.client.post(b.port, b.host, "/api/v1/push")
-            .putHeader("content-type", "application/json").timeout(30_000).sendBuffer(Buffer.buffer(body));
+        Future<Resp> pf = b.post("/api/v1/push", Buffer.buffer(body), 30_000);
         pf.onComplete(x -> tPushResp[0] = System.nanoTime());
         pr = await(pf);
       } catch (Exception e) {
@@ -538,7 +553,7 @@ public final class Bench {
       }
       int[] st = pushStatuses(pr.bodyAsString(), this);
       itemErrors.addAndGet(st[1]);
-      HttpResponse<Buffer> pop;
+      Resp pop;
       try {
         pop = await(popF);
       } catch (Exception e) {
@@ -578,9 +593,9 @@ public final class Bench {
   Snapshot wakeS0;
   Snapshot wakeS1;
 
-  void drainAck(Future<HttpResponse<Buffer>> popF) {
+  void drainAck(Future<Resp> popF) {
     try {
-      HttpResponse<Buffer> p = await(popF);
+      Resp p = await(popF);
       if (p.statusCode() == 200) await(ack(a, null, Wire.popped(p.body())));
     } catch (Exception ignored) {
       // best effort
@@ -775,7 +790,7 @@ public final class Bench {
   // ---------------------------------------------------------------- orchestration
 
   void checkHealth(Target t) throws Exception {
-    HttpResponse<Buffer> r = await(t.client.get(t.port, t.host, "/health").timeout(10_000).send());
+    Resp r = await(t.get("/health", 10_000));
     if (r.statusCode() != 200) throw new IllegalStateException(t.url + "/health answered " + r.statusCode());
   }
 
