@@ -115,8 +115,9 @@ final class DedupCache {
   }
 
   /**
-   * A warm-up read of the partition: its {@code last_offset} and every {@code log_txns} row still inside the window,
-   * read in one statement, so every in-window hash at or below {@code lastOffset} is among {@code rows}.
+   * A warm-up read of the partition: its {@code last_offset}, then every {@code log_txns} row at or below it still
+   * inside the window (read in pages after it), so every in-window hash at or below {@code lastOffset} is among
+   * {@code rows}.
    */
   void warmed(LogWriterVerticle.PartitionKey key, UUID pid, int windowSeconds, long lastOffset, List<TxnRow> rows) {
     drop(key);

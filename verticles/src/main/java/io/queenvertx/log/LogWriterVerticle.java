@@ -50,17 +50,30 @@ public final class LogWriterVerticle extends VerticleBase {
   static final int MAX_FRAMES_PER_SEGMENT = 1000;
   static final int MAX_DUPLICATE_RETRIES = 3;
   static final int MAX_DRAIN_FAILURES = 20;
-  static final int WARM_MAX_ROWS = 4096;
+  /** A warm-up reads the window's log_txns rows in pages of this many; it gives up past WARM_MAX_ROWS rows. */
+  static final int WARM_PAGE_ROWS = 4096;
+  static final int WARM_MAX_ROWS = 1_000_000;
   static final int FILL_ROWS = 512;
-  private static final String PUSH_MULTI = "SELECT queen.log_push_multi_v2($1::uuid[], $2::text[], $3::text[], "
-      + "$4::int[], $5::bytea[], $6::bytea[], $7::bigint[], $8::uuid[])";
-  /** A partition's last offset and its log_txns rows inside the dedup window, in one snapshot (DedupCache#warmed). */
-  private static final String WARM = "SELECT p.last_offset, q.dedup_window_seconds, t.base_offset, t.end_offset, "
-      + "t.hashes, (extract(epoch FROM t.created_at) * 1000000)::bigint AS at_us "
-      + "FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id "
-      + "LEFT JOIN queen.log_txns t ON t.partition_id = p.id AND t.base_offset >= p.txns_start "
-      + "AND t.created_at >= now() - make_interval(secs => q.dedup_window_seconds) - interval '120 seconds' "
-      + "WHERE p.id = $1 ORDER BY t.base_offset LIMIT $2";
+  private static final String PUSH_MULTI = "SELECT idx, status, partition_id, base_offset, created_at, window_seconds, "
+      + "dups FROM queen.log_push_multi_v3($1::uuid[], $2::text[], $3::text[], $4::int[], $5::bytea[], $6::bytea[], "
+      + "$7::bigint[], $8::uuid[], $9::uuid[])";
+  /** SQL's answer when a partition of the bundle vanished (its queue was deleted) between resolution and lock. */
+  static final String STALE = "QSTALE";
+  /** Partition ids remembered per (tenant, queue, partition), so a push locks by primary key without a name probe. */
+  static final int MAX_KNOWN_PARTITIONS = 200_000;
+  /** A warm-up starts from the partition's last offset and dedup window (DedupCache#warmed)... */
+  private static final String WARM_HEAD = "SELECT p.last_offset, q.dedup_window_seconds FROM queen.log_partitions p "
+      + "JOIN queen.queues q ON q.id = p.queue_id WHERE p.id = $1";
+  /**
+   * ...then reads every log_txns row at or below that offset still inside the window, in offset order, a page at a
+   * time. Offsets are allocated in the transaction that inserts their row, so every row at or below an offset read
+   * as committed is visible to the later pages (or was purged, which only happens outside the window).
+   */
+  private static final String WARM_PAGE = "SELECT base_offset, end_offset, hashes, "
+      + "(extract(epoch FROM created_at) * 1000000)::bigint AS at_us FROM queen.log_txns "
+      + "WHERE partition_id = $1 AND base_offset > $2 AND base_offset <= $3 "
+      + "AND created_at >= now() - make_interval(secs => $4) - interval '120 seconds' "
+      + "ORDER BY base_offset LIMIT $5";
   private static final String FILL = "SELECT base_offset, end_offset, hashes, "
       + "(extract(epoch FROM created_at) * 1000000)::bigint AS at_us FROM queen.log_txns "
       + "WHERE partition_id = $1 AND base_offset > $2 ORDER BY base_offset LIMIT $3";
@@ -103,8 +116,27 @@ public final class LogWriterVerticle extends VerticleBase {
     }
   }
 
-  private record PackedSegment(PartitionKey key, List<Slot> slots, byte[] blob, byte[] hashes,
-      DedupCache.Claim claim) {}
+  /** One segment of a bundle; the result fields are set when its write answers {@code queued}. */
+  private static final class PackedSegment {
+    final PartitionKey key;
+    final List<Slot> slots;
+    final byte[] blob;
+    final byte[] hashes;
+    final DedupCache.Claim claim;
+    final UUID hint;
+    boolean queued;
+    UUID pid;
+    long base;
+
+    PackedSegment(PartitionKey key, List<Slot> slots, byte[] blob, byte[] hashes, DedupCache.Claim claim, UUID hint) {
+      this.key = key;
+      this.slots = slots;
+      this.blob = blob;
+      this.hashes = hashes;
+      this.claim = claim;
+      this.hint = hint;
+    }
+  }
 
   private final NodeContext node;
   private final Optional<EnvelopeCipher> cipher;
@@ -117,6 +149,13 @@ public final class LogWriterVerticle extends VerticleBase {
   private Spool spool;
   private final Map<PartitionKey, ArrayList<Slot>> pending = new LinkedHashMap<>();
   private final Set<PartitionKey> inFlight = new HashSet<>();
+  /** (tenant, queue, partition) to partition id, learned from results; a stale one makes SQL answer QSTALE. */
+  private final Map<PartitionKey, UUID> knownPartitions = new LinkedHashMap<>(1024, 0.75f, true) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<PartitionKey, UUID> eldest) {
+      return size() > MAX_KNOWN_PARTITIONS;
+    }
+  };
   private int bundlesInFlight;
   private boolean dispatchScheduled;
 
@@ -140,6 +179,7 @@ public final class LogWriterVerticle extends VerticleBase {
     vertx.eventBus().<JsonObject>consumer(Addresses.QUEUE_CHANGED, m -> {
       settings.invalidate(m.body().getString("tenant"), m.body().getString("queue"));
       dedup.dropQueue(m.body().getString("tenant"), m.body().getString("queue"));
+      forgetPartitions(m.body().getString("tenant"), m.body().getString("queue"));
     });
     var tx = vertx.eventBus().<TransactionCommand>localConsumer(Addresses.TRANSACTION,
         m -> transactions.run(vertx, m.body()).onComplete(ar -> {
@@ -314,7 +354,7 @@ public final class LogWriterVerticle extends VerticleBase {
       System.arraycopy(slots.get(i).hash, 0, hashes, i * TxnHash.BYTES, TxnHash.BYTES);
     }
     return new PackedSegment(key, new ArrayList<>(slots), Segment.pack(frames, node.config().zstdLevel()), hashes,
-        dedup.claim(key, hashes));
+        dedup.claim(key, hashes), knownPartitions.get(key));
   }
 
   private void write(List<PackedSegment> bundle, List<PartitionKey> keys) {
@@ -327,6 +367,7 @@ public final class LogWriterVerticle extends VerticleBase {
     Buffer[] blobs = new Buffer[n];
     Long[] verified = new Long[n];
     UUID[] expect = new UUID[n];
+    UUID[] hints = new UUID[n];
     for (int i = 0; i < n; i++) {
       PackedSegment s = bundle.get(i);
       tenants[i] = s.key.tenant();
@@ -337,20 +378,40 @@ public final class LogWriterVerticle extends VerticleBase {
       blobs[i] = Buffer.buffer(s.blob);
       verified[i] = s.claim.verified();
       expect[i] = s.claim.partitionId();
+      hints[i] = s.hint;
     }
     long t0 = System.nanoTime();
     node.metrics().pushWriteSegments.record(n);
     node.pool().preparedQuery(PUSH_MULTI)
-        .execute(Tuple.of(tenants, queues, partitions, counts, hashes, blobs).addValue(verified).addValue(expect))
+        .execute(Tuple.of(tenants, queues, partitions, counts, hashes, blobs).addValue(verified).addValue(expect)
+            .addValue(hints))
         .onComplete(ar -> {
           node.metrics().pushWrites.record(System.nanoTime() - t0, java.util.concurrent.TimeUnit.NANOSECONDS);
           List<Future<?>> followUps = new ArrayList<>();
-          if (ar.failed()) {
+          if (ar.failed() && isStale(ar.cause())) {
+            // A partition of the bundle is gone (its queue was deleted): nothing was written. Forget what we knew
+            // about these partitions and send the frames again, resolved by name.
+            log.info("push bundle met a deleted partition; retrying by name: {}", ar.cause().getMessage());
+            for (PackedSegment s : bundle) {
+              knownPartitions.remove(s.key);
+              dedup.drop(s.key);
+              requeue(s.key, s.slots);
+            }
+          } else if (ar.failed()) {
             log.warn("push write failed ({} segments): {}", n, ar.cause().getMessage());
             for (PackedSegment s : bundle) spoolFailedWrite(s);
           } else {
-            JsonArray results = (JsonArray) ar.result().iterator().next().getValue(0);
-            for (int i = 0; i < n; i++) followUps.add(onSegmentResult(bundle.get(i), results.getJsonObject(i)));
+            Map<String, Landed> landed = new LinkedHashMap<>();
+            int i = 0;
+            for (io.vertx.sqlclient.Row r : ar.result()) {
+              PackedSegment s = bundle.get(i++);
+              followUps.add(onSegmentResult(s, r, landed));
+            }
+            // Announced before the requests are answered: a parked pop may already be on its way when they are.
+            for (Landed l : landed.values()) announce(l);
+            for (PackedSegment s : bundle) if (s.queued) for (int k = 0; k < s.slots.size(); k++) {
+              resolve(s.slots.get(k), "queued", s.pid, s.base + k, null);
+            }
           }
           Future.join(followUps).onComplete(done -> {
             bundlesInFlight--;
@@ -360,19 +421,58 @@ public final class LogWriterVerticle extends VerticleBase {
         });
   }
 
-  private Future<?> onSegmentResult(PackedSegment seg, JsonObject r) {
-    UUID pid = r.getString("partitionId") == null ? null : UUID.fromString(r.getString("partitionId"));
+  private static boolean isStale(Throwable e) {
+    return e.getMessage() != null && e.getMessage().contains(STALE);
+  }
+
+  /** Back to the head of the partition's queue, ahead of frames that arrived during this write. */
+  private void requeue(PartitionKey key, List<Slot> slots) {
+    List<Slot> again = new ArrayList<>(slots.size());
+    for (Slot s : slots) {
+      if (++s.attempts > MAX_DUPLICATE_RETRIES) resolveFailed(s);
+      else again.add(s);
+    }
+    if (!again.isEmpty()) pending.computeIfAbsent(key, k -> new ArrayList<>()).addAll(0, again);
+  }
+
+  private void forgetPartitions(String tenant, String queue) {
+    knownPartitions.keySet().removeIf(k -> (tenant == null || k.tenant().toString().equals(tenant))
+        && (queue == null || k.queue().equals(queue)));
+  }
+
+  /** What one bundle landed in one (tenant, queue): one announcement, whatever the number of its partitions. */
+  private static final class Landed {
+    final PartitionKey first;
+    final UUID pid;
+    final long lastOffset;
+    int partitions;
+
+    Landed(PartitionKey first, UUID pid, long lastOffset) {
+      this.first = first;
+      this.pid = pid;
+      this.lastOffset = lastOffset;
+    }
+  }
+
+  private Future<?> onSegmentResult(PackedSegment seg, io.vertx.sqlclient.Row r, Map<String, Landed> landed) {
+    UUID pid = r.getUUID("partition_id");
+    if (pid != null) knownPartitions.put(seg.key, pid);
     if ("queued".equals(r.getString("status"))) {
-      long base = r.getLong("baseOffset");
-      for (int i = 0; i < seg.slots.size(); i++) resolve(seg.slots.get(i), "queued", pid, base + i, null);
+      long base = r.getLong("base_offset");
+      seg.queued = true;
+      seg.pid = pid;
+      seg.base = base;
       node.metrics().pushedMessages.increment(seg.slots.size());
-      announce(seg.key, pid, base + seg.slots.size() - 1);
+      landed.computeIfAbsent(seg.key.tenant() + "\u001f" + seg.key.queue(),
+          k -> new Landed(seg.key, pid, base + seg.slots.size() - 1)).partitions++;
       remember(seg, pid, base, r);
       return Future.succeededFuture();
     }
     // duplicate: the frames named in "dups" exist in the window; nothing was written, so the others go again.
     Map<Integer, Long> dups = new HashMap<>();
-    for (Object o : r.getJsonArray("dups", new JsonArray())) {
+    Object raw = r.getValue("dups");
+    JsonArray list = raw instanceof JsonArray a ? a : new JsonArray();
+    for (Object o : list) {
       JsonObject d = (JsonObject) o;
       dups.put(d.getInteger("i"), d.getLong("off"));
     }
@@ -390,28 +490,22 @@ public final class LogWriterVerticle extends VerticleBase {
         retry.add(s);
       }
     }
-    if (!retry.isEmpty()) {
-      // Back to the head of the partition's queue, ahead of frames that arrived during this write.
-      var queue = pending.computeIfAbsent(seg.key, k -> new ArrayList<>());
-      queue.addAll(0, retry);
-    }
+    if (!retry.isEmpty()) pending.computeIfAbsent(seg.key, k -> new ArrayList<>()).addAll(0, retry);
     return Future.join(lookups);
   }
 
   // ---- dedup cache upkeep ----------------------------------------------------------------------------------
 
   /** Teaches the dedup cache a committed segment, and starts the read it asks for (warm-up or gap fill). */
-  private void remember(PackedSegment seg, UUID pid, long base, JsonObject r) {
+  private void remember(PackedSegment seg, UUID pid, long base, io.vertx.sqlclient.Row r) {
     if (!dedup.enabled()) return;
-    long at;
-    try {
-      var t = java.time.Instant.parse(r.getString("createdAt"));
-      at = t.getEpochSecond() * 1_000_000L + t.getNano() / 1000;
-    } catch (RuntimeException e) {
+    var createdAt = r.getOffsetDateTime("created_at");
+    if (createdAt == null) {
       dedup.drop(seg.key);
       return;
     }
-    switch (dedup.written(seg.key, pid, base, seg.slots.size(), seg.hashes, at, r.getInteger("windowSeconds", 0))) {
+    long at = createdAt.toEpochSecond() * 1_000_000L + createdAt.getNano() / 1000;
+    switch (dedup.written(seg.key, pid, base, seg.slots.size(), seg.hashes, at, r.getInteger("window_seconds"))) {
       case WARM -> warm(seg.key, pid);
       case FILL -> fill(seg.key, pid);
       default -> { }
@@ -422,25 +516,47 @@ public final class LogWriterVerticle extends VerticleBase {
     Long skip = dedupSkipUntil.get(key);
     if (skip != null && skip > System.currentTimeMillis()) return;
     if (!dedupReading.add(key)) return;
-    node.pool().preparedQuery(WARM).execute(Tuple.of(pid, WARM_MAX_ROWS)).onComplete(ar -> {
-      dedupReading.remove(key);
+    node.pool().preparedQuery(WARM_HEAD).execute(Tuple.of(pid)).onComplete(ar -> {
+      if (ar.failed() || ar.result().size() == 0) {
+        dedupReading.remove(key);
+        if (ar.failed()) log.debug("dedup cache warm-up of {} failed: {}", pid, ar.cause().toString());
+        return;
+      }
+      var head = ar.result().iterator().next();
+      long last = head.getLong(0);
+      int window = head.getInteger(1);
+      if (window <= 0) {
+        dedupReading.remove(key);
+        return;
+      }
+      warmPage(key, pid, window, last, -1, new ArrayList<>());
+    });
+  }
+
+  private void warmPage(PartitionKey key, UUID pid, int window, long last, long after, List<DedupCache.TxnRow> rows) {
+    node.pool().preparedQuery(WARM_PAGE).execute(Tuple.of(pid, after, last, window, WARM_PAGE_ROWS)).onComplete(ar -> {
       if (ar.failed()) {
+        dedupReading.remove(key);
         log.debug("dedup cache warm-up of {} failed: {}", pid, ar.cause().toString());
         return;
       }
-      if (ar.result().size() >= WARM_MAX_ROWS) {
+      long next = after;
+      for (var row : ar.result()) {
+        DedupCache.TxnRow r = txnRow(row, 0);
+        rows.add(r);
+        next = r.baseOffset();
+      }
+      if (ar.result().size() == WARM_PAGE_ROWS) {
+        if (rows.size() < WARM_MAX_ROWS) {
+          warmPage(key, pid, window, last, next, rows);
+          return;
+        }
         // too much of the window to hold: this partition is probed in full for a while
+        dedupReading.remove(key);
         dedupSkipUntil.put(key, System.currentTimeMillis() + 60_000);
         return;
       }
-      long last = -1;
-      int window = 0;
-      List<DedupCache.TxnRow> rows = new ArrayList<>(ar.result().size());
-      for (var row : ar.result()) {
-        last = row.getLong(0);
-        window = row.getInteger(1);
-        if (row.getLong(2) != null) rows.add(txnRow(row, 2));
-      }
+      dedupReading.remove(key);
       dedupSkipUntil.remove(key);
       dedup.warmed(key, pid, window, last, rows);
     });
@@ -488,13 +604,14 @@ public final class LogWriterVerticle extends VerticleBase {
         .otherwise(UuidV7.ZERO);
   }
 
-  private void announce(PartitionKey key, UUID pid, long lastOffset) {
+  private void announce(Landed l) {
     vertx.eventBus().publish(Addresses.LANDED, new JsonObject()
-        .put("tenant", key.tenant().toString())
-        .put("queue", key.queue())
-        .put("partition", key.partition())
-        .put("partitionId", pid.toString())
-        .put("lastOffset", lastOffset));
+        .put("tenant", l.first.tenant().toString())
+        .put("queue", l.first.queue())
+        .put("partition", l.first.partition())
+        .put("partitionId", l.pid.toString())
+        .put("lastOffset", l.lastOffset)
+        .put("partitions", l.partitions));
   }
 
   /**

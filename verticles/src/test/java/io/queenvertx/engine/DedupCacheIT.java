@@ -111,6 +111,32 @@ class DedupCacheIT {
   }
 
   @Test
+  void aWarmUpReadsAWindowOfMoreSegmentsThanOnePage() {
+    String q = Wire.queue("dc-warm-big");
+    pushQueued(a, q, "p", new JsonObject().put("i", 0), "early-0");
+    // 5,000 one-frame segments written straight through SQL: more log_txns rows than one warm-up page (4,096). The
+    // promise past the top offset keeps SQL from probing 5,000 times; the hashes are distinct md5 values.
+    int n = 5000;
+    TestDatabase.execute(Wire.db(), "SELECT queen.log_push_multi_v2(array_fill('" + TENANT + "'::uuid, ARRAY[" + n
+        + "]), array_fill('" + q + "'::text, ARRAY[" + n + "]), array_fill('p'::text, ARRAY[" + n + "]), "
+        + "array_fill(1, ARRAY[" + n + "]), (SELECT array_agg(decode(md5('bulk-' || i), 'hex') ORDER BY i) "
+        + "FROM generate_series(1, " + n + ") i), array_fill('\\x00'::bytea, ARRAY[" + n + "]), "
+        + "array_fill(1000000000000::bigint, ARRAY[" + n + "]), NULL)");
+    pushQueued(a, q, "p", new JsonObject().put("i", 1), "late-1");
+    try (TestNode fresh = TestNode.start()) {
+      double before = fingerprints(fresh);
+      assertThat(status(fresh, q, "p", "new-0")).isEqualTo("queued");
+      // every page is read: the cache ends up holding the whole window (a single-page read would give up)
+      Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> fingerprints(fresh) >= before + n + 3);
+      assertThat(status(fresh, q, "p", "early-0")).as("an id of the first page").isEqualTo("duplicate");
+      assertThat(status(fresh, q, "p", "late-1")).as("an id past the first page").isEqualTo("duplicate");
+      assertThat(status(fresh, q, "p", "new-0")).isEqualTo("duplicate");
+      assertThat(status(fresh, q, "p", "new-1")).isEqualTo("queued");
+    }
+    assertThat(Wire.frames(Wire.partitionId(q, "p"))).isEqualTo(n + 4);
+  }
+
+  @Test
   void aQueueDeletedAndRecreatedUnderTheCacheStartsAFreshWindow() {
     String q = Wire.queue("dc-recreate");
     for (int i = 0; i < 3; i++) pushQueued(a, q, "p", new JsonObject(), "d-" + i);
