@@ -174,6 +174,15 @@ if [[ " $ROWS " == *" wakeup "* || " $ROWS " == *" wakeup-local "* ]]; then
   for _ in $(seq 60); do hz_linked && break; sleep 0.5; done
   hz_linked || log "warning: no Hazelcast connection between the nodes yet"
   sleep 2
+  # A broker answers wake-ups as fast as its JIT-compiled code lets it: a fresh JVM runs the pop, push and event-bus
+  # paths interpreted for its first thousands of requests. Warm both nodes with WARMUP seconds of push+pop+ack each
+  # (not recorded) before the trials, as the throughput rows are warmed.
+  for u in "$PORT_A" "$PORT_B"; do
+    log "warming node :$u for ${WARMUP}s"
+    # shellcheck disable=SC2086
+    java $BENCH_JAVA_OPTS -jar "$BENCH_JAR" --mode popack --url "http://127.0.0.1:$u" --clients 4 --producers 4 \
+      --batch 10 --partitions 4 --payload-bytes 200 --duration "$WARMUP" --warmup 0 > /dev/null 2>&1 || true
+  done
   for r in $ROWS; do
     case "$r" in
       wakeup) bench wakeup --mode wakeup --url "http://127.0.0.1:$PORT_A" --url2 "http://127.0.0.1:$PORT_B" \

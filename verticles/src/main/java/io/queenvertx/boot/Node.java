@@ -105,10 +105,11 @@ public final class Node implements AutoCloseable {
       metrics.gauge("queen_segment_cache_entries", "decoded segments cached", cache::size);
       List<String> ids = new ArrayList<>();
       var worker = new DeploymentOptions().setThreadingModel(ThreadingModel.WORKER);
-      ids.add(await(vertx.deployVerticle(() -> new SegmentDecoderVerticle(pool, cache, cipher),
+      var frameDecoder = new io.queenvertx.decoder.FrameDecoder(cache, cipher);
+      ids.add(await(vertx.deployVerticle(() -> new SegmentDecoderVerticle(pool, frameDecoder),
           new DeploymentOptions(worker).setInstances(2))));
       ids.add(await(vertx.deployVerticle(new LogWriterVerticle(ctx, cipher), new DeploymentOptions(worker))));
-      ids.add(await(vertx.deployVerticle(() -> new ConsumerVerticle(ctx),
+      ids.add(await(vertx.deployVerticle(() -> new ConsumerVerticle(ctx, frameDecoder),
           new DeploymentOptions().setInstances(effective.httpInstances()))));
       ids.add(await(vertx.deployVerticle(new DlqMoverVerticle(ctx, cipher), new DeploymentOptions(worker))));
       ids.add(await(vertx.deployVerticle(new RetentionVerticle(ctx))));

@@ -8,7 +8,9 @@ import io.queenvertx.bus.DecodedFrames;
 import io.queenvertx.bus.LeaseCommand;
 import io.queenvertx.bus.LocalCodec;
 import io.queenvertx.bus.PopCommand;
+import io.queenvertx.codec.SegmentDecodeException;
 import io.queenvertx.codec.UuidV7;
+import io.queenvertx.decoder.FrameDecoder;
 import io.queenvertx.json.JsonText;
 import io.queenvertx.json.Timestamps;
 import io.vertx.core.Future;
@@ -33,7 +35,7 @@ import org.slf4j.LoggerFactory;
 public final class ConsumerVerticle extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(ConsumerVerticle.class);
   private static final String POP_SQL =
-      "SELECT * FROM queen.log_pop_v1($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)";
+      "SELECT * FROM queen.log_pop_v2($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)";
   static final long DECODE_TIMEOUT_MS = 30_000;
 
   /** One parked long poll. */
@@ -58,12 +60,14 @@ public final class ConsumerVerticle extends VerticleBase {
   }
 
   private final NodeContext node;
+  private final FrameDecoder decoder;
   private final LongPollGates<Waiter> gates = new LongPollGates<>();
   private Acks acks;
   private long reportedParked;
 
-  public ConsumerVerticle(NodeContext node) {
+  public ConsumerVerticle(NodeContext node, FrameDecoder decoder) {
     this.node = node;
+    this.decoder = decoder;
   }
 
   @Override
@@ -187,24 +191,53 @@ public final class ConsumerVerticle extends VerticleBase {
     return node.pool().preparedQuery(POP_SQL).execute(args).compose(rows -> {
       if (rows.size() == 0) return Future.succeededFuture(null);
       List<Row> slices = new ArrayList<>(rows.size());
-      List<Future<DecodedFrames>> decoded = new ArrayList<>(rows.size());
+      List<DecodeRequest> requests = new ArrayList<>(rows.size());
+      long blobBytes = 0;
       for (Row r : rows) {
         slices.add(r);
-        var req = new DecodeRequest(r.getUUID("partition_id"), r.getLong("base_offset"),
-            r.getBuffer("blob").getBytes(), r.getInteger("start_idx"), r.getInteger("take"));
-        decoded.add(vertx.eventBus().<DecodedFrames>request(Addresses.DECODE, req,
-            LocalCodec.options(DECODE_TIMEOUT_MS)).map(Message::body));
+        byte[] blob = r.getBuffer("blob").getBytes();
+        blobBytes += blob.length;
+        requests.add(new DecodeRequest(r.getUUID("partition_id"), r.getLong("base_offset"), blob,
+            r.getInteger("start_idx"), r.getInteger("take")));
       }
-      return Future.all(decoded).map(v -> {
+      return decodeAll(requests, blobBytes).map(decoded -> {
         int n = 0;
-        for (var d : decoded) n += d.result().frames().size();
+        for (var d : decoded) n += d.frames().size();
         node.metrics().poppedMessages.increment(n);
         return render(c, worker, slices, decoded);
       });
     });
   }
 
-  private Buffer render(PopCommand c, String worker, List<Row> slices, List<Future<DecodedFrames>> decoded) {
+  /**
+   * The frames of a pop's slices. Small pops (the common case of a wake-up) are decoded here: the decode takes
+   * microseconds, less than the hop to a worker thread and back. Larger ones go to the decoder verticle.
+   */
+  private Future<List<DecodedFrames>> decodeAll(List<DecodeRequest> requests, long blobBytes) {
+    if (blobBytes <= FrameDecoder.INLINE_MAX_BYTES) {
+      List<DecodedFrames> out = new ArrayList<>(requests.size());
+      try {
+        for (DecodeRequest q : requests) {
+          out.add(decoder.frames(q.partitionId(), q.baseOffset(), q.blob(), q.from(), q.count()));
+        }
+      } catch (SegmentDecodeException e) {
+        return Future.failedFuture("frame decode failed");
+      }
+      return Future.succeededFuture(out);
+    }
+    List<Future<DecodedFrames>> decoded = new ArrayList<>(requests.size());
+    for (DecodeRequest q : requests) {
+      decoded.add(vertx.eventBus().<DecodedFrames>request(Addresses.DECODE, q,
+          LocalCodec.options(DECODE_TIMEOUT_MS)).map(Message::body));
+    }
+    return Future.all(decoded).map(v -> {
+      List<DecodedFrames> out = new ArrayList<>(decoded.size());
+      for (var d : decoded) out.add(d.result());
+      return out;
+    });
+  }
+
+  private Buffer render(PopCommand c, String worker, List<Row> slices, List<DecodedFrames> decoded) {
     String leaseId = c.autoAck() ? "" : worker;
     Row first = slices.get(0);
     var out = new JsonText(4096);
@@ -229,7 +262,7 @@ public final class ConsumerVerticle extends VerticleBase {
       String partition = r.getString("partition_name");
       String createdAt = Timestamps.micros(r.getOffsetDateTime("created_at"));
       int attempt = c.autoAck() ? 1 : Math.max(1, r.getInteger("delivery_attempt"));
-      DecodedFrames frames = decoded.get(i).result();
+      DecodedFrames frames = decoded.get(i);
       for (int k = 0; k < frames.frames().size(); k++) {
         var f = frames.frames().get(k);
         out.beginObject()

@@ -7,6 +7,7 @@ import static io.queenvertx.engine.Wire.push;
 import static io.queenvertx.engine.Wire.pushQueued;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.queenvertx.testing.TestDatabase;
 import io.queenvertx.testing.TestNode;
 import io.queenvertx.testing.TestNode.Reply;
 import io.vertx.core.json.JsonArray;
@@ -372,6 +373,80 @@ class PopIT {
     pushQueued(node, q, null, n(0), "first");
     assertThat(Wire.messages(popSome(node, q, "subscriptionMode=new"))).extracting(m -> m.getString("transactionId"))
         .containsExactly("first");
+  }
+
+  @Test
+  void aPopLargerThanTheInlineDecodeLimitComesBackWhole() {
+    // incompressible payloads, so the pop's blobs exceed FrameDecoder.INLINE_MAX_BYTES and go to the decoder verticle
+    String q = Wire.queue("pop-large");
+    var rnd = new java.util.Random(7);
+    List<JsonObject> items = new ArrayList<>();
+    for (int i = 0; i < 60; i++) {
+      byte[] b = new byte[1500];
+      rnd.nextBytes(b);
+      items.add(item(q, null, new JsonObject().put("n", i).put("r", java.util.Base64.getEncoder().encodeToString(b)),
+          "large-" + i));
+    }
+    for (int from = 0; from < items.size(); from += 10) {
+      assertThat(push(node, items.subList(from, from + 10).toArray(JsonObject[]::new)).status()).isEqualTo(201);
+    }
+    assertThat(count("SELECT sum(octet_length(blob)) FROM queen.log_segments WHERE partition_id = '"
+        + Wire.partitionId(q, "Default") + "'")).isGreaterThan(io.queenvertx.decoder.FrameDecoder.INLINE_MAX_BYTES);
+    var msgs = Wire.messages(popSome(node, q, "batch=100"));
+    assertThat(msgs).hasSize(60);
+    for (int i = 0; i < 60; i++) {
+      assertThat(msgs.get(i).getString("transactionId")).isEqualTo("large-" + i);
+      assertThat(msgs.get(i).getJsonObject("data")).isEqualTo(items.get(i).getJsonObject("payload"));
+    }
+  }
+
+  @Test
+  void aCorruptSegmentFailsThePopWhetherDecodedInlineOrByTheDecoder() {
+    String small = Wire.queue("pop-corrupt-small");
+    pushQueued(node, small, null, n(1), "cs-1");
+    corrupt(Wire.partitionId(small, "Default"));
+    Reply r = pop(node, small, "batch=10");
+    assertThat(r.status()).as("small pop over a corrupt blob: %s", r.body()).isEqualTo(500);
+    assertThat(r.json()).isEqualTo(new JsonObject().put("error", "pop failed"));
+
+    String big = Wire.queue("pop-corrupt-big");
+    var rnd = new java.util.Random(11);
+    for (int i = 0; i < 60; i++) {
+      byte[] b = new byte[1500];
+      rnd.nextBytes(b);
+      pushQueued(node, big, null, new JsonObject().put("r", java.util.Base64.getEncoder().encodeToString(b)), "cb-" + i);
+    }
+    TestDatabase.execute(Wire.db(), "UPDATE queen.log_segments SET blob = '\\x00'::bytea WHERE partition_id = '"
+        + Wire.partitionId(big, "Default") + "' AND base_offset = 30");
+    Reply rb = pop(node, big, "batch=100");
+    assertThat(rb.status()).as("large pop with one corrupt blob: %s", rb.body()).isEqualTo(500);
+    assertThat(rb.json()).isEqualTo(new JsonObject().put("error", "pop failed"));
+  }
+
+  @Test
+  void aPopCommitsWithoutWaitingForTheWalFlushAndNothingElseDoes() {
+    String q = Wire.queue("pop-async");
+    pushQueued(node, q, null, n(1), "pa-1");
+    // The broker's database commits synchronously (the test database's default is off, so the session says on).
+    // Inside the pop's transaction synchronous_commit is off; on the same connection afterwards it is on again.
+    var pop = TestDatabase.inTransaction(Wire.db(), "SET synchronous_commit = on", List.of(
+        "SELECT count(*) FROM queen.log_pop_v2(NULL, '" + q + "', NULL, NULL, 10, 1, 0, 'w-async', false, 'all', NULL)",
+        "SHOW synchronous_commit"), "SHOW synchronous_commit");
+    assertThat(pop).containsExactly("1", "off", "on");
+    // a push keeps the synchronous commit its "queued" promises
+    var push = TestDatabase.inTransaction(Wire.db(), "SET synchronous_commit = on", List.of(
+        "SELECT count(*) FROM queen.log_push_multi_v3(ARRAY[NULL]::uuid[], ARRAY['" + q + "'], ARRAY['Default'], "
+            + "ARRAY[1], ARRAY['\\x0000000000000000000000000000000f'::bytea], ARRAY['\\x00'::bytea], NULL, NULL, NULL)",
+        "SHOW synchronous_commit"), "SHOW synchronous_commit");
+    assertThat(push).containsExactly("1", "on", "on");
+  }
+
+  private static void corrupt(String pid) {
+    TestDatabase.execute(Wire.db(), "UPDATE queen.log_segments SET blob = '\\x00'::bytea WHERE partition_id = '" + pid + "'");
+  }
+
+  private static long count(String sql) {
+    return TestDatabase.queryLong(Wire.db(), sql);
   }
 
   private static JsonObject popPath(String path) {

@@ -3,6 +3,8 @@ package io.queenvertx.testing;
 import io.queenvertx.boot.Config;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.sql.DriverManager;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -106,6 +108,36 @@ public final class TestDatabase {
   public static String queryString(Config.Database db, String sql) {
     try (var c = connect(db); var st = c.createStatement(); var rs = st.executeQuery(sql)) {
       return rs.next() ? rs.getString(1) : null;
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /**
+   * On one connection: runs {@code setup} (a session-level statement), then {@code statements} in one transaction,
+   * commits, and returns the first column of each statement's first row (null when it has none), then the first
+   * column of {@code after} run once the transaction has ended (test inspection only).
+   */
+  public static List<String> inTransaction(Config.Database db, String setup, List<String> statements, String after) {
+    try (var c = connect(db)) {
+      List<String> out = new ArrayList<>();
+      try (var st = c.createStatement()) {
+        st.execute(setup);
+      }
+      c.setAutoCommit(false);
+      try (var st = c.createStatement()) {
+        for (String sql : statements) {
+          try (var rs = st.executeQuery(sql)) {
+            out.add(rs.next() ? rs.getString(1) : null);
+          }
+        }
+      }
+      c.commit();
+      c.setAutoCommit(true);
+      try (var st = c.createStatement(); var rs = st.executeQuery(after)) {
+        out.add(rs.next() ? rs.getString(1) : null);
+      }
+      return out;
     } catch (Exception e) {
       throw new IllegalStateException(e);
     }
