@@ -11,7 +11,7 @@
 # Environment knobs (all optional):
 #   DURATION=60          measured seconds per row          WARMUP=10  unmeasured seconds before each row
 #   TRIALS=200           wake-up trials                    BUILD=1    0 = use the jars already built
-#   ROWS="push100 push1 popack fanout part1000 part10000 wakeup"   subset/order of rows to run
+#   ROWS="push100 push1 popack fanout part1000 part10000 part10000req wakeup"   subset/order of rows to run
 #   RESULTS=deploy/bench/results.jsonl                     BROKER_JAR=verticles/target/queen-vertx.jar
 #   PORT_A / PORT_B / PG_PORT_BENCH / CLUSTER_PORT         fixed ports (default: free ones picked here)
 #   BROKER_JAVA_OPTS / BENCH_JAVA_OPTS                     extra JVM flags
@@ -23,7 +23,7 @@ DURATION=${DURATION:-60}
 WARMUP=${WARMUP:-10}
 TRIALS=${TRIALS:-200}
 BUILD=${BUILD:-1}
-ROWS=${ROWS:-"push100 push1 popack fanout part1000 part10000 wakeup"}
+ROWS=${ROWS:-"push100 push1 popack fanout part1000 part10000 part10000req wakeup"}
 RESULTS=${RESULTS:-$here/results.jsonl}
 BROKER_JAR=${BROKER_JAR:-$root/verticles/target/queen-vertx.jar}
 BENCH_JAR=$here/target/queen-bench.jar
@@ -149,6 +149,8 @@ if [ "$need_single" = 1 ]; then
       part10)    bench part10    --mode push "${common[@]}" --clients 8 --batch 100 --partitions 10 ;;
       part1000)  bench part1000  --mode push "${common[@]}" --clients 8 --batch 100 --partitions 1000 ;;
       part10000) bench part10000 --mode push "${common[@]}" --clients 8 --batch 100 --partitions 10000 ;;
+      part10000req) bench part10000req --mode push "${common[@]}" --clients 8 --batch 100 --partitions 10000 \
+                                 --partition-pick request ;;
       wakeup|wakeup-local) ;;
       *) echo "unknown row $r" >&2; exit 2 ;;
     esac

@@ -21,7 +21,7 @@ class PopCostIT {
   @Test
   void thePushFunctionsPlanOnceWithGenericPlans() {
     try (TestNode node = TestNode.start()) {
-      for (String fn : new String[] {"log_push_multi_v2", "_log_push_into"}) {
+      for (String fn : new String[] {"log_push_multi_v3", "_log_push_into"}) {
         String cfg = TestDatabase.queryString(Wire.db(), "SELECT array_to_string(p.proconfig, ',') FROM pg_proc p "
             + "JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'queen' AND p.proname = '" + fn + "'");
         assertThat(cfg).as(fn).isEqualTo("plan_cache_mode=force_generic_plan");
