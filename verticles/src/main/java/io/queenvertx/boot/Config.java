@@ -21,6 +21,8 @@ public record Config(
     Optional<Database> database,
     Path dataDir,
     int embeddedPgPort,
+    /** QUEEN_EMBEDDED_PG_SHARED_BUFFERS_MB: shared_buffers of the embedded PostgreSQL (default: RAM / 8, 128..1024). */
+    int embeddedPgSharedBuffersMb,
     int dbPoolSize,
     int statementTimeoutMs,
     long maxBodyBytes,
@@ -162,6 +164,7 @@ public record Config(
         db,
         dataDir,
         e.integer("QUEEN_EMBEDDED_PG_PORT", 0),
+        Math.max(16, e.integer("QUEEN_EMBEDDED_PG_SHARED_BUFFERS_MB", defaultSharedBuffersMb())),
         Math.max(1, e.integer("DB_POOL_SIZE", 160)),
         e.integer("QUEEN_STMT_TIMEOUT_MS", 30000),
         e.lng("QUEEN_MAX_BODY_BYTES", 67108864L),
@@ -204,7 +207,7 @@ public record Config(
 
   /** A copy with another HTTP port (tests start nodes on free ports). */
   public Config withPort(int newPort) {
-    return new Config(newPort, bindAddress, database, dataDir, embeddedPgPort, dbPoolSize, statementTimeoutMs,
+    return new Config(newPort, bindAddress, database, dataDir, embeddedPgPort, embeddedPgSharedBuffersMb, dbPoolSize, statementTimeoutMs,
         maxBodyBytes, applySchema, serverId, version, popDefaultTimeoutMs, defaultSubscriptionMode,
         popWaitInitialIntervalMs, popWaitBackoffThreshold, popWaitBackoffMultiplier, popWaitMaxIntervalMs, zstdLevel,
         segmentCacheEntries, dedupCacheMb, pushBundlesInFlight, pushPartitionsPerBundle, retentionIntervalMs, retentionBatchSize, fileBufferDir, fileBufferFlushMs,
@@ -214,12 +217,28 @@ public record Config(
 
   /** A copy pointing at a given database (tests share one embedded PostgreSQL between nodes). */
   public Config withDatabase(Database db) {
-    return new Config(port, bindAddress, Optional.of(db), dataDir, embeddedPgPort, dbPoolSize, statementTimeoutMs,
+    return new Config(port, bindAddress, Optional.of(db), dataDir, embeddedPgPort, embeddedPgSharedBuffersMb, dbPoolSize, statementTimeoutMs,
         maxBodyBytes, applySchema, serverId, version, popDefaultTimeoutMs, defaultSubscriptionMode,
         popWaitInitialIntervalMs, popWaitBackoffThreshold, popWaitBackoffMultiplier, popWaitMaxIntervalMs, zstdLevel,
         segmentCacheEntries, dedupCacheMb, pushBundlesInFlight, pushPartitionsPerBundle, retentionIntervalMs, retentionBatchSize, fileBufferDir, fileBufferFlushMs,
         fileBufferMaxBatch, fileBufferEventsPerFile, encryptionKeyHex, tenancyHeader, kvTrustedProxy, jwt, clustered,
         clusterMembers, clusterPort, clusterInterface, clusterName, clusterConfig, httpInstances, cacheRefreshIntervalMs, accessLog, redriveStaleMs, webhookApiKeys);
+  }
+
+  /**
+   * An eighth of the machine's memory, between 128 MiB and 1 GiB. What a push touches per segment is the last index
+   * page of each partition it writes (segments and transaction-id sidecar); with thousands of active partitions those
+   * pages are a working set of their own, and once appended segment pages push them out of a small buffer pool every
+   * write reads them back from the kernel.
+   */
+  static int defaultSharedBuffersMb() {
+    long total = 0;
+    if (java.lang.management.ManagementFactory.getOperatingSystemMXBean()
+        instanceof com.sun.management.OperatingSystemMXBean os) {
+      total = os.getTotalMemorySize();
+    }
+    long eighthMb = total / 8 / (1024 * 1024);
+    return (int) Math.max(128, Math.min(1024, eighthMb));
   }
 
   /**

@@ -25,8 +25,12 @@ public final class EmbeddedDatabase implements AutoCloseable {
     this.postgres = postgres;
   }
 
-  /** Starts (initialising on first use) the database under {@code dataDir/pg}; {@code port} 0 picks a free one. */
-  public static EmbeddedDatabase start(Path dataDir, int port, int maxConnections) throws IOException {
+  /**
+   * Starts (initialising on first use) the database under {@code dataDir/pg}; {@code port} 0 picks a free one,
+   * {@code sharedBuffersMb} sizes its buffer pool.
+   */
+  public static EmbeddedDatabase start(Path dataDir, int port, int maxConnections, int sharedBuffersMb)
+      throws IOException {
     Path pgData = dataDir.resolve("pg");
     Files.createDirectories(dataDir);
     // zonky decides between initdb and reuse by whether the folder exists, so a half-initialised folder (a crash
@@ -44,12 +48,13 @@ public final class EmbeddedDatabase implements AutoCloseable {
         .setPGStartupWait(Duration.ofSeconds(60))
         .setServerConfig("max_connections", Integer.toString(maxConnections))
         .setServerConfig("listen_addresses", "127.0.0.1")
-        .setServerConfig("shared_buffers", "256MB")
+        .setServerConfig("shared_buffers", sharedBuffersMb + "MB")
         .setServerConfig("fsync", "on")
         .setServerConfig("synchronous_commit", "on");
     if (port > 0) builder.setPort(port);
     var pg = builder.start();
-    log.info("embedded PostgreSQL running on 127.0.0.1:{} with data in {}", pg.getPort(), pgData);
+    log.info("embedded PostgreSQL running on 127.0.0.1:{} with data in {} (shared_buffers {} MB)", pg.getPort(), pgData,
+        sharedBuffersMb);
     return new EmbeddedDatabase(pg);
   }
 

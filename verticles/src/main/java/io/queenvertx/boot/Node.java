@@ -64,7 +64,8 @@ public final class Node implements AutoCloseable {
     Optional<EmbeddedDatabase> embedded = Optional.empty();
     Config effective = config;
     if (config.database().isEmpty()) {
-      var db = EmbeddedDatabase.start(config.dataDir(), config.embeddedPgPort(), Math.max(200, config.dbPoolSize() + 40));
+      var db = EmbeddedDatabase.start(config.dataDir(), config.embeddedPgPort(), Math.max(200, config.dbPoolSize() + 40),
+          config.embeddedPgSharedBuffersMb());
       embedded = Optional.of(db);
       effective = config.withDatabase(db.connection());
     }

@@ -40,6 +40,15 @@ class ConfigTest {
   }
 
   @Test
+  void theEmbeddedBufferPoolIsAnEighthOfMemoryWithinBoundsUnlessConfigured() {
+    assertThat(Config.from(Map.of()).embeddedPgSharedBuffersMb()).isBetween(128, 1024);
+    assertThat(Config.from(Map.of("QUEEN_EMBEDDED_PG_SHARED_BUFFERS_MB", "300")).embeddedPgSharedBuffersMb())
+        .isEqualTo(300);
+    assertThat(Config.from(Map.of("QUEEN_EMBEDDED_PG_SHARED_BUFFERS_MB", "1")).embeddedPgSharedBuffersMb())
+        .isEqualTo(16);
+  }
+
+  @Test
   void booleansAreStrictAndAnUnknownSpellingIsFatal() {
     assertThat(Config.from(Map.of("QUEEN_TENANCY_HEADER", " Yes ")).tenancyHeader()).isTrue();
     assertThat(Config.from(Map.of("QUEEN_TENANCY_HEADER", "off")).tenancyHeader()).isFalse();

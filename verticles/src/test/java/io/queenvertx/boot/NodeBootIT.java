@@ -37,11 +37,14 @@ class NodeBootIT {
   @Test
   void anEmbeddedNodeRestartsHealthyOnTheSameDataFolder() throws Exception {
     var dir = Files.createTempDirectory("queen-embedded");
-    var env = Map.of("QUEEN_DATA_DIR", dir.toString(), "FILE_BUFFER_DIR", dir.resolve("spool").toString());
+    var env = Map.of("QUEEN_DATA_DIR", dir.toString(), "FILE_BUFFER_DIR", dir.resolve("spool").toString(),
+        "QUEEN_EMBEDDED_PG_SHARED_BUFFERS_MB", "144");
     try (var first = TestNode.startEmbedded(env)) {
       assertThat(first.get("/health").status()).isEqualTo(200);
     }
     assertThat(dir.resolve("pg/PG_VERSION")).exists();
+    // the server was started with the configured buffer pool (PostgreSQL records its command line here)
+    assertThat(Files.readString(dir.resolve("pg/postmaster.opts"))).contains("shared_buffers=144MB");
     try (var second = TestNode.startEmbedded(env)) {
       assertThat(second.get("/health").status()).isEqualTo(200);
     }
