@@ -43,7 +43,7 @@ import org.slf4j.LoggerFactory;
  * <p>Invariants: at most one write is in flight per partition, so a partition's offsets are allocated in the order
  * its frames were accepted here (offset order = commit order); a partition's frames wait in {@code pending} while its
  * previous write is in flight and then leave together as one segment; several ready partitions leave in one
- * {@code log_push_multi_v2} call (one commit), each with the dedup cache's promise ({@link DedupCache}).
+ * {@code log_push_multi_v4} call (one commit), each with the dedup cache's promise ({@link DedupCache}).
  */
 public final class LogWriterVerticle extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(LogWriterVerticle.class);
