@@ -100,8 +100,8 @@ public final class EnvelopeCipher {
   /**
    * Encrypts a payload into envelope JSON text (pure ASCII).
    *
-   * @throws IllegalStateException if the JCE fails, which a valid AES key never makes it do; §10 says the caller
-   *     then stores plaintext with a warning
+   * @throws IllegalStateException if the JCE fails, which a valid AES key never makes it do; the broker then fails
+   *     the item rather than store plaintext (issue 18, item 6)
    */
   public String encrypt(byte[] plaintextJson) {
     Objects.requireNonNull(plaintextJson, "plaintextJson");

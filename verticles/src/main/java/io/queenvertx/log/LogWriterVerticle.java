@@ -43,7 +43,7 @@ import org.slf4j.LoggerFactory;
  * <p>Invariants: at most one write is in flight per partition, so a partition's offsets are allocated in the order
  * its frames were accepted here (offset order = commit order); a partition's frames wait in {@code pending} while its
  * previous write is in flight and then leave together as one segment; several ready partitions leave in one
- * {@code log_push_multi_v2} call (one commit), each with the dedup cache's promise ({@link DedupCache}).
+ * {@code log_push_multi_v4} call (one commit), each with the dedup cache's promise ({@link DedupCache}).
  */
 public final class LogWriterVerticle extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(LogWriterVerticle.class);
@@ -55,10 +55,15 @@ public final class LogWriterVerticle extends VerticleBase {
   static final int WARM_MAX_ROWS = 1_000_000;
   static final int FILL_ROWS = 512;
   private static final String PUSH_MULTI = "SELECT idx, status, partition_id, base_offset, created_at, window_seconds, "
-      + "dups FROM queen.log_push_multi_v3($1::uuid[], $2::text[], $3::text[], $4::int[], $5::bytea[], $6::bytea[], "
-      + "$7::bigint[], $8::uuid[], $9::uuid[])";
+      + "dups FROM queen.log_push_multi_v4($1::uuid[], $2::text[], $3::text[], $4::int[], $5::bytea[], $6::bytea[], "
+      + "$7::bigint[], $8::uuid[], $9::uuid[], $10::boolean[])";
   /** SQL's answer when a partition of the bundle vanished (its queue was deleted) between resolution and lock. */
   static final String STALE = "QSTALE";
+  /**
+   * SQL's answer when a segment of plaintext frames targets a queue whose encryption_enabled the push transaction
+   * reads as true (our cached flag was stale): nothing was written; the flags are read again and the frames encrypted.
+   */
+  static final String CRYPT = "QCRYPT";
   /** Partition ids remembered per (tenant, queue, partition), so a push locks by primary key without a name probe. */
   static final int MAX_KNOWN_PARTITIONS = 200_000;
   /** A warm-up starts from the partition's last offset and dedup window (DedupCache#warmed)... */
@@ -82,7 +87,8 @@ public final class LogWriterVerticle extends VerticleBase {
 
   /** One frame waiting for its write, and the request it answers. */
   static final class Slot {
-    final Frame frame;
+    /** Replaced only by an encrypted copy when the write answered QCRYPT. */
+    Frame frame;
     final byte[] hash;
     final Request owner;
     final int index;
@@ -203,38 +209,73 @@ public final class LogWriterVerticle extends VerticleBase {
       return;
     }
     encryptionFor(req.cmd.tenant(), items).onComplete(ar -> {
-      Set<String> encrypted = ar.succeeded() ? ar.result() : Set.of();
+      // encryptionFor never fails: a queue whose flag could not be read is absent from the map.
+      Map<String, Boolean> encrypted = ar.succeeded() ? ar.result() : Map.of();
       if (node.maintenance().pushMaintenance()) spoolRequest(req, encrypted);
       else accept(req, encrypted);
     });
   }
 
-  /** Push maintenance: every item goes to the disk spool and is answered {@code buffered} (or {@code failed}). */
-  private void spoolRequest(Request req, Set<String> encryptedQueues) {
+  /**
+   * Push maintenance: every item goes to the disk spool and is answered {@code buffered} (or {@code failed}). An item
+   * of an encrypted queue is spooled encrypted; one whose queue's flag could not be read or whose encryption failed
+   * is answered {@code failed} and never spooled.
+   */
+  private void spoolRequest(Request req, Map<String, Boolean> encryptedQueues) {
     List<PushItem> items = req.cmd.items();
     List<Spool.Event> events = new ArrayList<>(items.size());
-    List<UUID> ids = new ArrayList<>(items.size());
-    for (PushItem it : items) {
+    UUID[] ids = new UUID[items.size()];
+    String[] txns = new String[items.size()];
+    boolean[] refused = new boolean[items.size()];
+    for (int i = 0; i < items.size(); i++) {
+      PushItem it = items.get(i);
       UUID id = UuidV7.next();
-      ids.add(id);
+      ids[i] = id;
       // Missing transaction ids are minted now, so a replay of this event stays idempotent.
       String txn = it.transactionId() != null ? it.transactionId() : id.toString();
-      byte[] payload = it.payload();
-      boolean enc = false;
-      if (encryptedQueues.contains(it.queue())) {
-        payload = cipher.orElseThrow().encryptToBytes(payload);
-        enc = true;
+      txns[i] = txn;
+      byte[] payload = storedPayload(it.queue(), encryptedQueues, it.payload());
+      if (payload == null) {
+        refused[i] = true;
+        continue;
       }
       events.add(new Spool.Event(req.cmd.tenant().toString(), it.queue(), it.partition(), txn, req.cmd.producerSub(),
-          enc, payload));
+          Boolean.TRUE.equals(encryptedQueues.get(it.queue())), payload));
     }
-    String status = spoolSafely(events) ? "buffered" : "failed";
+    String status = events.isEmpty() || spoolSafely(events) ? "buffered" : "failed";
     if ("buffered".equals(status)) node.metrics().bufferedMessages.increment(events.size());
     List<PushOutcome> out = new ArrayList<>(items.size());
     for (int i = 0; i < items.size(); i++) {
-      out.add(new PushOutcome(i, ids.get(i), events.get(i).transactionId(), items.get(i).queue(), status, null, -1));
+      out.add(new PushOutcome(i, ids[i], txns[i], items.get(i).queue(), refused[i] ? "failed" : status, null, -1));
     }
     req.done.accept(out);
+  }
+
+  /**
+   * The payload as it is stored for its queue: as given for a queue that is not encrypted, else encrypted; null when
+   * the queue's flag is unknown (its lookup failed) or the encryption failed. Never plaintext for an encrypted queue.
+   */
+  private byte[] storedPayload(String queue, Map<String, Boolean> encryptedQueues, byte[] payload) {
+    Boolean on = encryptedQueues.get(queue);
+    if (on == null) {
+      log.warn("push to queue {} refused: its encryption flag could not be read", queue);
+      return null;
+    }
+    return on ? encrypted(queue, payload) : payload;
+  }
+
+  /** {@code payload} encrypted for {@code queue}, or null (logged) when this node cannot encrypt it. */
+  private byte[] encrypted(String queue, byte[] payload) {
+    if (cipher.isEmpty()) {
+      log.warn("push to encrypted queue {} refused: this node has no QUEEN_ENCRYPTION_KEY", queue);
+      return null;
+    }
+    try {
+      return cipher.get().encryptToBytes(payload);
+    } catch (RuntimeException e) {
+      log.warn("push to encrypted queue {} refused: encryption failed: {}", queue, e.toString());
+      return null;
+    }
   }
 
   private boolean spoolSafely(List<Spool.Event> events) {
@@ -247,25 +288,35 @@ public final class LogWriterVerticle extends VerticleBase {
     }
   }
 
-  /** The queues of this request whose payloads are stored encrypted (only when a key is configured). */
-  private Future<Set<String>> encryptionFor(UUID tenant, List<PushItem> items) {
-    if (cipher.isEmpty()) return Future.succeededFuture(Set.of());
+  /**
+   * Per queue of this request: whether its payloads are stored encrypted. A queue whose flag lookup failed is absent
+   * (its items fail). Without a key nothing is looked up and every queue maps to false: the push transaction refuses
+   * plaintext for an encrypted queue (QCRYPT) and those items then fail.
+   */
+  private Future<Map<String, Boolean>> encryptionFor(UUID tenant, List<PushItem> items) {
     Set<String> queues = new HashSet<>();
     for (PushItem i : items) queues.add(i.queue());
-    List<Future<Boolean>> checks = new ArrayList<>();
     List<String> names = new ArrayList<>(queues);
+    if (cipher.isEmpty()) {
+      Map<String, Boolean> off = new HashMap<>();
+      for (String q : names) off.put(q, false);
+      return Future.succeededFuture(off);
+    }
+    List<Future<Boolean>> checks = new ArrayList<>();
     for (String q : names) checks.add(settings.encryptionEnabled(tenant, q));
     return Future.join(checks).transform(ar -> {
-      Set<String> on = new HashSet<>();
+      Map<String, Boolean> flags = new HashMap<>();
       for (int i = 0; i < names.size(); i++) {
-        if (checks.get(i).succeeded() && Boolean.TRUE.equals(checks.get(i).result())) on.add(names.get(i));
+        if (checks.get(i).succeeded()) flags.put(names.get(i), Boolean.TRUE.equals(checks.get(i).result()));
+        else log.warn("encryption flag lookup for queue {} failed: {}", names.get(i), checks.get(i).cause().toString());
       }
-      return Future.succeededFuture(on);
+      return Future.succeededFuture(flags);
     });
   }
 
-  private void accept(Request req, Set<String> encryptedQueues) {
+  private void accept(Request req, Map<String, Boolean> encryptedQueues) {
     List<PushItem> items = req.cmd.items();
+    List<PushOutcome> refused = new ArrayList<>(0);
     // Within one request the first item for a (queue, partition, transactionId) leads; later copies follow it.
     Map<String, Integer> leaders = new HashMap<>();
     for (int i = 0; i < items.size(); i++) {
@@ -281,18 +332,17 @@ public final class LogWriterVerticle extends VerticleBase {
       }
       UUID id = UuidV7.next();
       String txn = it.transactionId() != null ? it.transactionId() : id.toString();
-      byte[] payload = it.payload();
-      boolean enc = false;
-      if (encryptedQueues.contains(it.queue())) {
-        try {
-          payload = cipher.orElseThrow().encryptToBytes(payload);
-          enc = true;
-        } catch (RuntimeException e) {
-          log.warn("encryption failed for queue {}; storing plaintext: {}", it.queue(), e.toString());
-        }
+      byte[] payload = storedPayload(it.queue(), encryptedQueues, it.payload());
+      if (payload == null) {
+        refused.add(new PushOutcome(i, id, txn, it.queue(), "failed", null, -1));
+        continue;
       }
-      enqueue(req, i, new Frame(id, txn, null, req.cmd.producerSub(), payload, enc));
+      enqueue(req, i, new Frame(id, txn, null, req.cmd.producerSub(), payload,
+          Boolean.TRUE.equals(encryptedQueues.get(it.queue()))));
     }
+    // Counted before any completes, so the request is answered only once its enqueued frames are resolved too.
+    req.outstanding += refused.size();
+    for (PushOutcome o : refused) complete(req, o.index(), o);
     scheduleDispatch();
   }
 
@@ -368,6 +418,7 @@ public final class LogWriterVerticle extends VerticleBase {
     Long[] verified = new Long[n];
     UUID[] expect = new UUID[n];
     UUID[] hints = new UUID[n];
+    Boolean[] encrypted = new Boolean[n];
     for (int i = 0; i < n; i++) {
       PackedSegment s = bundle.get(i);
       tenants[i] = s.key.tenant();
@@ -379,16 +430,23 @@ public final class LogWriterVerticle extends VerticleBase {
       verified[i] = s.claim.verified();
       expect[i] = s.claim.partitionId();
       hints[i] = s.hint;
+      encrypted[i] = allEncrypted(s.slots);
     }
     long t0 = System.nanoTime();
     node.metrics().pushWriteSegments.record(n);
     node.pool().preparedQuery(PUSH_MULTI)
         .execute(Tuple.of(tenants, queues, partitions, counts, hashes, blobs).addValue(verified).addValue(expect)
-            .addValue(hints))
+            .addValue(hints).addValue(encrypted))
         .onComplete(ar -> {
           node.metrics().pushWrites.record(System.nanoTime() - t0, java.util.concurrent.TimeUnit.NANOSECONDS);
           List<Future<?>> followUps = new ArrayList<>();
-          if (ar.failed() && isStale(ar.cause())) {
+          if (ar.failed() && isCrypt(ar.cause())) {
+            // A queue of the bundle is encrypted though our cached flag said not: nothing was written. Read the
+            // flags again and encrypt the plaintext frames before they go again.
+            log.info("push bundle carried plaintext for an encrypted queue; re-reading its flags: {}",
+                ar.cause().getMessage());
+            followUps.add(encryptAndRequeue(bundle));
+          } else if (ar.failed() && isStale(ar.cause())) {
             // A partition of the bundle is gone (its queue was deleted): nothing was written. Forget what we knew
             // about these partitions and send the frames again, resolved by name.
             log.info("push bundle met a deleted partition; retrying by name: {}", ar.cause().getMessage());
@@ -423,6 +481,57 @@ public final class LogWriterVerticle extends VerticleBase {
 
   private static boolean isStale(Throwable e) {
     return e.getMessage() != null && e.getMessage().contains(STALE);
+  }
+
+  private static boolean isCrypt(Throwable e) {
+    return e.getMessage() != null && e.getMessage().contains(CRYPT);
+  }
+
+  private static boolean allEncrypted(List<Slot> slots) {
+    for (Slot s : slots) if (!s.frame.encrypted()) return false;
+    return true;
+  }
+
+  /**
+   * After QCRYPT: drops the cached flags of the bundle's queues that had plaintext frames, reads them again, encrypts
+   * those frames where the queue is encrypted and puts the segments back at the head of their partitions. A frame
+   * whose flag cannot be read or that cannot be encrypted fails; it is never written as plaintext.
+   */
+  private Future<?> encryptAndRequeue(List<PackedSegment> bundle) {
+    Map<String, Future<Boolean>> flags = new HashMap<>();
+    for (PackedSegment s : bundle) {
+      if (allEncrypted(s.slots)) continue;
+      String k = s.key.tenant() + "\u001f" + s.key.queue();
+      if (flags.containsKey(k)) continue;
+      settings.invalidate(s.key.tenant().toString(), s.key.queue());
+      flags.put(k, settings.encryptionEnabled(s.key.tenant(), s.key.queue()));
+    }
+    return Future.join(new ArrayList<>(flags.values())).eventually(() -> {
+      for (PackedSegment s : bundle) {
+        Future<Boolean> flag = flags.get(s.key.tenant() + "\u001f" + s.key.queue());
+        List<Slot> again = new ArrayList<>(s.slots.size());
+        for (Slot slot : s.slots) {
+          if (flag == null || slot.frame.encrypted() || (flag.succeeded() && !flag.result())) {
+            again.add(slot);
+            continue;
+          }
+          byte[] payload = flag.succeeded() ? encrypted(s.key.queue(), slot.frame.payload()) : null;
+          if (payload == null) {
+            if (flag.failed()) {
+              log.warn("push to queue {} refused: its encryption flag could not be read: {}", s.key.queue(),
+                  flag.cause().toString());
+            }
+            resolveFailed(slot);
+            continue;
+          }
+          Frame f = slot.frame;
+          slot.frame = new Frame(f.messageId(), f.transactionId(), f.traceId(), f.producerSub(), payload, true);
+          again.add(slot);
+        }
+        requeue(s.key, again);
+      }
+      return Future.succeededFuture();
+    });
   }
 
   /** Back to the head of the partition's queue, ahead of frames that arrived during this write. */

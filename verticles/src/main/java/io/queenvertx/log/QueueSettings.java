@@ -6,36 +6,50 @@ import io.vertx.sqlclient.Tuple;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Per (tenant, queue) encryption flag, read once and cached until the queue is configured or deleted (the
- * {@code queue.changed} announcement invalidates it on every node). A queue that does not exist yet is not encrypted.
+ * {@code queue.changed} announcement invalidates it on every clustered node) or until a push write is refused with
+ * {@code QCRYPT}. A queue that does not exist yet is not encrypted.
+ *
+ * <p>The cache is an optimisation, never the guarantee: the push transaction checks each segment against the flag it
+ * reads itself ({@code queen.log_push_multi_v4}), which covers nodes that are not clustered and announcements that
+ * arrive late. A failed lookup is a failed future, never "not encrypted".
  */
 final class QueueSettings {
   private final Pool pool;
   private final Map<String, Boolean> encryption = new ConcurrentHashMap<>();
+  /** Bumped by every invalidation: a lookup that was in flight across one does not cache what it read. */
+  private final AtomicLong generation = new AtomicLong();
 
   QueueSettings(Pool pool) {
     this.pool = pool;
   }
 
   Future<Boolean> encryptionEnabled(UUID tenant, String queue) {
-    String k = tenant + "\u001f" + queue;
+    String k = key(tenant.toString(), queue);
     Boolean cached = encryption.get(k);
     if (cached != null) return Future.succeededFuture(cached);
-    return pool.preparedQuery("SELECT encryption_enabled FROM queen.queues WHERE tenant_id = $1 AND name = $2")
+    long gen = generation.get();
+    return pool.preparedQuery("SELECT queen.queue_encryption_v1($1, $2)")
         .execute(Tuple.of(tenant, queue))
         .map(rows -> {
           var it = rows.iterator();
           boolean on = it.hasNext() && Boolean.TRUE.equals(it.next().getBoolean(0));
-          // A later configure announces the change, so caching "off" for a queue that does not exist yet is safe.
-          encryption.put(k, on);
+          // A read that may predate an invalidation is used once but not remembered.
+          if (generation.get() == gen) encryption.put(k, on);
           return on;
         });
   }
 
   void invalidate(String tenant, String queue) {
+    generation.incrementAndGet();
     if (tenant == null || queue == null) encryption.clear();
-    else encryption.remove(tenant + "\u001f" + queue);
+    else encryption.remove(key(tenant, queue));
+  }
+
+  private static String key(String tenant, String queue) {
+    return tenant + "\u001f" + queue;
   }
 }

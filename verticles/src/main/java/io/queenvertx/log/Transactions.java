@@ -59,6 +59,14 @@ final class Transactions {
   }
 
   Future<JsonObject> run(Vertx vertx, TransactionCommand cmd) {
+    return run(vertx, cmd, true);
+  }
+
+  /**
+   * A failed flag lookup fails the transaction (never plaintext); a stale cached flag makes the in-transaction check
+   * raise QCRYPT, and the bundle runs once more with the flags read again.
+   */
+  private Future<JsonObject> run(Vertx vertx, TransactionCommand cmd, boolean mayRetry) {
     String txId = UuidV7.next().toString();
     Set<String> queues = new java.util.HashSet<>();
     for (var op : cmd.ops()) if (op.push() != null) queues.add(op.push().queue());
@@ -70,13 +78,21 @@ final class Transactions {
     return Future.join(enc).transform(x -> {
       Set<String> encrypted = new java.util.HashSet<>();
       for (int i = 0; i < names.size(); i++) {
-        if (enc.get(i).succeeded() && Boolean.TRUE.equals(enc.get(i).result())) encrypted.add(names.get(i));
+        if (enc.get(i).failed()) {
+          return Future.succeededFuture(new JsonObject().put("transactionId", txId).put("success", false)
+              .put("reason", "db_error").put("error", "encryption flag lookup for queue " + names.get(i)
+                  + " failed: " + enc.get(i).cause().getMessage()).put("results", new JsonArray()));
+        }
+        if (Boolean.TRUE.equals(enc.get(i).result())) encrypted.add(names.get(i));
       }
-      return execute(vertx, cmd, txId, encrypted);
+      List<String> plain = new ArrayList<>(names);
+      plain.removeAll(encrypted);
+      return execute(vertx, cmd, txId, encrypted, plain, mayRetry);
     });
   }
 
-  private Future<JsonObject> execute(Vertx vertx, TransactionCommand cmd, String txId, Set<String> encrypted) {
+  private Future<JsonObject> execute(Vertx vertx, TransactionCommand cmd, String txId, Set<String> encrypted,
+                                     List<String> plain, boolean mayRetry) {
     var ops = cmd.ops();
     JsonObject[] results = new JsonObject[ops.size()];
     // Pushes grouped by (queue, partition), sorted so concurrent bundles lock partitions in one order; a
@@ -118,6 +134,13 @@ final class Transactions {
     List<JsonObject> deadLetters = new ArrayList<>();
     Future<Void> tx = node.pool().withTransaction(conn -> {
       Future<Void> chain = Future.succeededFuture();
+      if (!plain.isEmpty()) {
+        // Read in this transaction: a configure that answered before it began is seen here (QCRYPT otherwise).
+        UUID[] tenants = new UUID[plain.size()];
+        java.util.Arrays.fill(tenants, cmd.tenant());
+        chain = conn.preparedQuery("SELECT queen._log_check_encryption($1::uuid[], $2::text[], NULL::boolean[])")
+            .execute(Tuple.tuple().addValue(tenants).addValue(plain.toArray(new String[0]))).mapEmpty();
+      }
       for (var e : pushGroups.entrySet()) {
         chain = chain.compose(v -> push(conn, cmd.tenant(), e.getKey(), e.getValue(), frames, landed));
       }
@@ -143,6 +166,11 @@ final class Transactions {
             .put("results", arr));
       });
     }).recover(err -> {
+      if (mayRetry && err instanceof PgException pg && pg.getErrorMessage() != null
+          && pg.getErrorMessage().startsWith("QCRYPT")) {
+        for (String q : plain) settings.invalidate(cmd.tenant().toString(), q);
+        return run(vertx, cmd, false);
+      }
       String reason = "db_error";
       String text = err.getMessage();
       if (err instanceof Abort a) {
