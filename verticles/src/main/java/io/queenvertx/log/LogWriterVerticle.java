@@ -218,8 +218,8 @@ public final class LogWriterVerticle extends VerticleBase {
 
   /**
    * Push maintenance: every item goes to the disk spool and is answered {@code buffered} (or {@code failed}). An item
-   * of an encrypted queue is spooled encrypted; one whose queue's flag could not be read or whose encryption failed
-   * is answered {@code failed} and never spooled.
+   * of an encrypted queue (or of a queue whose flag could not be read, when this node has a key) is spooled
+   * encrypted; one whose encryption failed is answered {@code failed} and never spooled.
    */
   private void spoolRequest(Request req, Map<String, Boolean> encryptedQueues) {
     List<PushItem> items = req.cmd.items();
@@ -240,7 +240,7 @@ public final class LogWriterVerticle extends VerticleBase {
         continue;
       }
       events.add(new Spool.Event(req.cmd.tenant().toString(), it.queue(), it.partition(), txn, req.cmd.producerSub(),
-          Boolean.TRUE.equals(encryptedQueues.get(it.queue())), payload));
+          encrypts(it.queue(), encryptedQueues), payload));
     }
     String status = events.isEmpty() || spoolSafely(events) ? "buffered" : "failed";
     if ("buffered".equals(status)) node.metrics().bufferedMessages.increment(events.size());
@@ -253,15 +253,21 @@ public final class LogWriterVerticle extends VerticleBase {
 
   /**
    * The payload as it is stored for its queue: as given for a queue that is not encrypted, else encrypted; null when
-   * the queue's flag is unknown (its lookup failed) or the encryption failed. Never plaintext for an encrypted queue.
+   * the encryption failed (or this node has no key). Never plaintext for an encrypted queue.
    */
   private byte[] storedPayload(String queue, Map<String, Boolean> encryptedQueues, byte[] payload) {
+    return encrypts(queue, encryptedQueues) ? encrypted(queue, payload) : payload;
+  }
+
+  /**
+   * Whether {@code queue}'s items are stored encrypted. A queue whose flag could not be read (the database is away,
+   * and the item is about to be spooled) is encrypted whenever this node has a key: an encrypted frame is valid on
+   * any queue (every frame carries its flag), a plaintext one on an encrypted queue never is. Without a key no flag
+   * is looked up at all (every queue reads as plain, and the push transaction refuses plaintext for an encrypted one).
+   */
+  private boolean encrypts(String queue, Map<String, Boolean> encryptedQueues) {
     Boolean on = encryptedQueues.get(queue);
-    if (on == null) {
-      log.warn("push to queue {} refused: its encryption flag could not be read", queue);
-      return null;
-    }
-    return on ? encrypted(queue, payload) : payload;
+    return on == null ? cipher.isPresent() : on;
   }
 
   /** {@code payload} encrypted for {@code queue}, or null (logged) when this node cannot encrypt it. */
@@ -290,8 +296,8 @@ public final class LogWriterVerticle extends VerticleBase {
 
   /**
    * Per queue of this request: whether its payloads are stored encrypted. A queue whose flag lookup failed is absent
-   * (its items fail). Without a key nothing is looked up and every queue maps to false: the push transaction refuses
-   * plaintext for an encrypted queue (QCRYPT) and those items then fail.
+   * (its items are encrypted, see {@link #encrypts}). Without a key nothing is looked up and every queue maps to
+   * false: the push transaction refuses plaintext for an encrypted queue (QCRYPT) and those items then fail.
    */
   private Future<Map<String, Boolean>> encryptionFor(UUID tenant, List<PushItem> items) {
     Set<String> queues = new HashSet<>();
@@ -338,7 +344,7 @@ public final class LogWriterVerticle extends VerticleBase {
         continue;
       }
       enqueue(req, i, new Frame(id, txn, null, req.cmd.producerSub(), payload,
-          Boolean.TRUE.equals(encryptedQueues.get(it.queue()))));
+          encrypts(it.queue(), encryptedQueues)));
     }
     // Counted before any completes, so the request is answered only once its enqueued frames are resolved too.
     req.outstanding += refused.size();
@@ -515,12 +521,9 @@ public final class LogWriterVerticle extends VerticleBase {
             again.add(slot);
             continue;
           }
-          byte[] payload = flag.succeeded() ? encrypted(s.key.queue(), slot.frame.payload()) : null;
+          // QCRYPT said this queue is encrypted: a flag that could not be read again changes nothing.
+          byte[] payload = encrypted(s.key.queue(), slot.frame.payload());
           if (payload == null) {
-            if (flag.failed()) {
-              log.warn("push to queue {} refused: its encryption flag could not be read: {}", s.key.queue(),
-                  flag.cause().toString());
-            }
             resolveFailed(slot);
             continue;
           }
