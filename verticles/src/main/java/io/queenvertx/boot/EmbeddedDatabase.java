@@ -150,8 +150,11 @@ public final class EmbeddedDatabase implements AutoCloseable {
     EmbeddedPostgres pg;
     try {
       pg = builder.start();
-    } catch (UncheckedIOException e) {
-      throw e.getCause();
+    } catch (IOException | RuntimeException e) {
+      // zonky gives up without stopping a server it did launch (e.g. one that refused the readiness login)
+      stopOrphan(pgData);
+      if (e instanceof UncheckedIOException u) throw u.getCause();
+      throw e;
     }
     Process watchdog = null;
     try {

@@ -95,10 +95,9 @@ class EmbeddedDatabaseSecurityIT {
     }
   }
 
-  @Test
-  void aFolderInitialisedTheOldTrustingWayIsUpgradedInPlaceKeepingItsRows() throws Exception {
-    Path dataDir = Files.createTempDirectory("queen-embpg-old");
-    // what the previous EmbeddedDatabase did: zonky's defaults, initdb -A trust, no password
+  /** A folder as the previous EmbeddedDatabase left it: zonky's defaults, initdb -A trust, no password; 42 rows. */
+  private static Path oldTrustingFolder(String prefix) throws Exception {
+    Path dataDir = Files.createTempDirectory(prefix);
     var old = EmbeddedPostgres.builder()
         .setDataDirectory(dataDir.resolve("pg"))
         .setCleanDataDirectory(false)
@@ -113,14 +112,37 @@ class EmbeddedDatabaseSecurityIT {
       old.close();
     }
     assertThat(Files.readString(dataDir.resolve("pg/pg_hba.conf"))).contains("trust");
-    assertThat(dataDir.resolve(EmbeddedDatabase.PASSWORD_FILE)).doesNotExist();
+    return dataDir;
+  }
 
+  private static void assertSurvivors(EmbeddedDatabase db) throws Exception {
+    try (var c = connect(db.port(), db.connection().password())) {
+      assertThat(queryLong(c, "SELECT count(*) FROM survivors")).isEqualTo(42);
+      assertThat(queryLong(c, "SELECT sum(n) FROM survivors")).isEqualTo(42L * 43 / 2);
+    }
+  }
+
+  @Test
+  void aFolderInitialisedTheOldTrustingWayIsUpgradedInPlaceKeepingItsRows() throws Exception {
+    Path dataDir = oldTrustingFolder("queen-embpg-old");
+    assertThat(dataDir.resolve(EmbeddedDatabase.PASSWORD_FILE)).doesNotExist();
     try (var db = EmbeddedDatabase.start(dataDir, 0, 50, 32)) {
       assertLockedDown(dataDir, db.port());
-      try (var c = connect(db.port(), db.connection().password())) {
-        assertThat(queryLong(c, "SELECT count(*) FROM survivors")).isEqualTo(42);
-        assertThat(queryLong(c, "SELECT sum(n) FROM survivors")).isEqualTo(42L * 43 / 2);
-      }
+      assertSurvivors(db);
+    }
+  }
+
+  @Test
+  void aPasswordFileWrittenBeforeAnInterruptedUpgradeIsStillAppliedToTheServer() throws Exception {
+    // the node died after storing the new password and before setting it: the file exists, pg_hba.conf still trusts
+    Path dataDir = oldTrustingFolder("queen-embpg-half");
+    Path passwordFile = dataDir.resolve(EmbeddedDatabase.PASSWORD_FILE);
+    Files.createFile(passwordFile, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+    Files.writeString(passwordFile, "Interrupted0Upgrade0Password0Of0Forty0Ch\n");
+    try (var db = EmbeddedDatabase.start(dataDir, 0, 50, 32)) {
+      assertThat(db.connection().password()).isEqualTo("Interrupted0Upgrade0Password0Of0Forty0Ch");
+      assertLockedDown(dataDir, db.port());
+      assertSurvivors(db);
     }
   }
 
@@ -131,18 +153,25 @@ class EmbeddedDatabaseSecurityIT {
     var env = Map.of("QUEEN_DATA_DIR", dataDir.toString(), "FILE_BUFFER_DIR", dir.resolve("spool").toString(),
         "QUEEN_BIND_ADDR", "127.0.0.1", "DB_POOL_SIZE", "8", "QUEEN_HTTP_INSTANCES", "1",
         "QUEEN_EMBEDDED_PG_SHARED_BUFFERS_MB", "128");
+    ProcessHandle postmaster = null;
     try (var broker = BrokerProcess.start(env)) {
       long pid = Long.parseLong(Files.readAllLines(dataDir.resolve("pg/postmaster.pid")).get(0).trim());
-      var postmaster = ProcessHandle.of(pid).orElseThrow();
+      postmaster = ProcessHandle.of(pid).orElseThrow();
       assertThat(postmaster.isAlive()).isTrue();
       assertThat(postmaster.info().command().orElse("")).contains("postgres");
 
       broker.kill9();
 
-      await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100))
-          .until(() -> !postmaster.isAlive());
+      var server = postmaster;
+      await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100)).until(() -> !server.isAlive());
       // a fast shutdown, not a crash: the server removed its pid file on the way out
       await().atMost(Duration.ofSeconds(5)).until(() -> !Files.exists(dataDir.resolve("pg/postmaster.pid")));
+    } finally {
+      // should the watchdog fail, do not leave the test's server behind
+      if (postmaster != null && postmaster.isAlive()) {
+        postmaster.destroy();
+        postmaster.onExit().get(30, java.util.concurrent.TimeUnit.SECONDS);
+      }
     }
     // and the folder starts again for the next node
     try (var db = EmbeddedDatabase.start(dataDir, 0, 50, 32); var c = connect(db.port(), db.connection().password())) {
