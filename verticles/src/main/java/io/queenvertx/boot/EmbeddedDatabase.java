@@ -20,6 +20,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -34,9 +35,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Access: the server listens on 127.0.0.1 only, has no Unix socket, and its {@code pg_hba.conf} holds nothing but
  * {@code scram-sha-256} entries for 127.0.0.1/32 and ::1/128 (no {@code trust}). The superuser {@code postgres} has a
- * random password generated on first start and kept in {@code QUEEN_DATA_DIR/pg-password} (mode 0600; the data folder
- * is 0700). The password is set, and pg_hba.conf rewritten, while the server is down, by a single-user backend; so a
- * folder initialised by an older node (trust, no password) is upgraded in place on its next start.
+ * random password generated on first start and kept in {@code QUEEN_DATA_DIR/pg-password} (mode 0600; a data folder
+ * the node creates is 0700, an existing one it owns loses group and other access). The password is set, and
+ * pg_hba.conf rewritten, while the server is down, by a single-user backend; so a folder initialised by an older node
+ * (trust, no password) is upgraded in place on its next start.
  *
  * <p>Lifetime: a small shell watchdog is started next to the server with its standard input a pipe from this JVM.
  * When the JVM dies by any means, even SIGKILL, the pipe closes and the watchdog fast-stops the server it was started
@@ -92,6 +94,9 @@ public final class EmbeddedDatabase implements AutoCloseable {
       return DefaultPostgresBinaryResolver.INSTANCE.getPgBinary(system, machineHardware);
     }
   }
+
+  /** Watchdogs of open databases: strongly held, since a collected pipe would close and stop a server in use. */
+  private static final Set<Process> WATCHDOGS = ConcurrentHashMap.newKeySet();
 
   private final EmbeddedPostgres postgres;
   private final String password;
@@ -159,6 +164,7 @@ public final class EmbeddedDatabase implements AutoCloseable {
     Process watchdog = null;
     try {
       watchdog = startWatchdog(pgData);
+      WATCHDOGS.add(watchdog);
     } catch (IOException | RuntimeException e) {
       log.warn("embedded PostgreSQL watchdog did not start ({}); a killed node leaves the server running until the "
           + "next start stops it", e.toString());
@@ -185,6 +191,7 @@ public final class EmbeddedDatabase implements AutoCloseable {
       log.warn("embedded PostgreSQL did not stop cleanly", e);
     }
     if (watchdog != null) {
+      WATCHDOGS.remove(watchdog);
       try (OutputStream in = watchdog.getOutputStream()) {
         in.write("stop\n".getBytes(StandardCharsets.US_ASCII));
       } catch (IOException e) {
@@ -289,6 +296,8 @@ public final class EmbeddedDatabase implements AutoCloseable {
     try {
       var p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(out.toFile()).start();
       try (OutputStream in = p.getOutputStream()) {
+        // no bind parameters in single-user mode; the password is letters and digits only (generated so, and checked
+        // by readPassword), so it cannot leave the quotes
         in.write(("ALTER ROLE " + SUPERUSER + " WITH PASSWORD '" + password + "';\n")
             .getBytes(StandardCharsets.US_ASCII));
       }

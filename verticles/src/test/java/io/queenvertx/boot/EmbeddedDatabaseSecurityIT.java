@@ -45,6 +45,15 @@ class EmbeddedDatabaseSecurityIT {
     }
   }
 
+  /** This JVM's watchdog processes for the server on {@code dataDir/pg}. */
+  private static java.util.List<ProcessHandle> watchdogsOf(Path dataDir) {
+    String pgData = dataDir.resolve("pg").toString();
+    return ProcessHandle.current().children().filter(ProcessHandle::isAlive)
+        .filter(h -> java.util.Arrays.asList(h.info().arguments().orElse(new String[0])).contains(pgData))
+        .filter(h -> String.join(" ", h.info().arguments().orElse(new String[0])).contains("queen-pg-watchdog"))
+        .toList();
+  }
+
   private static void assertLockedDown(Path dataDir, int port) throws Exception {
     Path passwordFile = dataDir.resolve(EmbeddedDatabase.PASSWORD_FILE);
     String password = Files.readString(passwordFile).trim();
@@ -79,11 +88,14 @@ class EmbeddedDatabaseSecurityIT {
       assertLockedDown(dataDir, db.port());
       String password = Files.readString(dataDir.resolve(EmbeddedDatabase.PASSWORD_FILE)).trim();
       assertThat(db.connection().password()).isEqualTo(password);
+      assertThat(watchdogsOf(dataDir)).hasSize(1);
       try (var c = connect(db.port(), password); var st = c.createStatement()) {
         st.execute("CREATE TABLE kept (n int)");
         st.execute("INSERT INTO kept SELECT generate_series(1, 5)");
       }
     }
+    // a clean close also ends the watchdog
+    await().atMost(Duration.ofSeconds(10)).until(() -> watchdogsOf(dataDir).isEmpty());
     String before = Files.readString(dataDir.resolve(EmbeddedDatabase.PASSWORD_FILE));
     // a restart reuses the stored password and the data
     try (var db = EmbeddedDatabase.start(dataDir, 0, 50, 32)) {
