@@ -126,7 +126,7 @@ bench() { # row-label bench-args...
   local line
   # shellcheck disable=SC2086
   line=$(java $BENCH_JAVA_OPTS -jar "$BENCH_JAR" --label "$label rev=$rev" --pg "$PG_URL" \
-    --pg-user postgres --pg-password postgres --broker-pid "${pids[node-a]}" "$@")
+    --pg-user postgres --pg-password "$(cat "$work/node-a/pg-password")" --broker-pid "${pids[node-a]}" "$@")
   echo "$line" >> "$RESULTS"
   echo "$line"
   sleep 3
