@@ -169,7 +169,7 @@ class CrashRecoveryIT {
           .POST(HttpRequest.BodyPublishers.ofString(body.encode())).build(), HttpResponse.BodyHandlers.ofString());
     }
 
-    /** SIGKILL: no shutdown hook runs; its embedded PostgreSQL is left behind for the next node to stop. */
+    /** SIGKILL: no shutdown hook runs; the embedded PostgreSQL's watchdog stops it (the next node stops any survivor). */
     void kill9() throws InterruptedException {
       process.destroyForcibly();
       process.waitFor();
