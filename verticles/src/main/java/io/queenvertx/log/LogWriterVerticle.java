@@ -167,6 +167,8 @@ public final class LogWriterVerticle extends VerticleBase {
     }
   };
   private int bundlesInFlight;
+  /** Spool-replay bundles among them: a replay gets a turn ahead of live pushes when it has none in flight. */
+  private int spoolBundlesInFlight;
   private boolean dispatchScheduled;
 
   public LogWriterVerticle(NodeContext node, Optional<EnvelopeCipher> cipher) {
@@ -334,13 +336,19 @@ public final class LogWriterVerticle extends VerticleBase {
     dispatchScheduled = false;
     while (bundlesInFlight < node.config().pushBundlesInFlight()) {
       List<PackedSegment> bundle = new ArrayList<>();
-      Map<PartitionKey, ArrayList<Slot>> source = pending;
-      List<PartitionKey> taken = ready(pending);
+      // Live pushes first, but a waiting replay always has one bundle going, so steady traffic cannot starve it.
+      boolean replay = spoolBundlesInFlight == 0 && !spoolPending.isEmpty();
+      List<PartitionKey> taken = replay ? ready(spoolPending) : List.of();
       if (taken.isEmpty()) {
-        source = spoolPending;
+        replay = false;
+        taken = ready(pending);
+      }
+      if (taken.isEmpty()) {
+        replay = true;
         taken = ready(spoolPending);
       }
       if (taken.isEmpty()) return;
+      Map<PartitionKey, ArrayList<Slot>> source = replay ? spoolPending : pending;
       for (PartitionKey key : taken) {
         List<Slot> slots = source.remove(key);
         inFlight.add(key);
@@ -350,7 +358,8 @@ public final class LogWriterVerticle extends VerticleBase {
         }
       }
       bundlesInFlight++;
-      write(bundle, taken);
+      if (replay) spoolBundlesInFlight++;
+      write(bundle, taken, replay);
     }
   }
 
@@ -388,7 +397,7 @@ public final class LogWriterVerticle extends VerticleBase {
         dedup.claim(key, hashes), knownPartitions.get(key));
   }
 
-  private void write(List<PackedSegment> bundle, List<PartitionKey> keys) {
+  private void write(List<PackedSegment> bundle, List<PartitionKey> keys, boolean replay) {
     int n = bundle.size();
     UUID[] tenants = new UUID[n];
     String[] queues = new String[n];
@@ -446,6 +455,7 @@ public final class LogWriterVerticle extends VerticleBase {
           }
           Future.join(followUps).onComplete(done -> {
             bundlesInFlight--;
+            if (replay) spoolBundlesInFlight--;
             inFlight.removeAll(keys);
             scheduleDispatch();
           });
@@ -702,7 +712,32 @@ public final class LogWriterVerticle extends VerticleBase {
     return drainFailures == 0;
   }
 
+  /**
+   * Whether this node has read the push-maintenance switch itself since it started: until then a spool left by a
+   * node stopped under maintenance must not be replayed (the boot read of the switch is not awaited by anyone).
+   */
+  private boolean switchRead;
+  private boolean switchReading;
+
+  private void readSwitch() {
+    if (switchReading) return;
+    switchReading = true;
+    node.pool().query("SELECT (value->>'enabled')::boolean FROM queen.system_state WHERE key = 'maintenance_mode'")
+        .execute().onComplete(ar -> {
+          switchReading = false;
+          if (ar.failed()) return; // tried again on the next tick
+          var it = ar.result().iterator();
+          boolean on = it.hasNext() && Boolean.TRUE.equals(it.next().getBoolean(0));
+          if (on) node.maintenance().setPush(true);
+          switchRead = true;
+        });
+  }
+
   private void drain() {
+    if (!switchRead) {
+      readSwitch();
+      return;
+    }
     if (draining || node.maintenance().pushMaintenance()) return;
     if (System.currentTimeMillis() < nextDrainAt) return;
     try {
