@@ -725,7 +725,10 @@ public final class LogWriterVerticle extends VerticleBase {
     node.pool().query("SELECT (value->>'enabled')::boolean FROM queen.system_state WHERE key = 'maintenance_mode'")
         .execute().onComplete(ar -> {
           switchReading = false;
-          if (ar.failed()) return; // tried again on the next tick
+          if (ar.failed()) { // tried again on the next tick; meanwhile the spool cannot drain
+            if (spool.pendingEvents() > 0) drainFailures = Math.max(1, drainFailures);
+            return;
+          }
           var it = ar.result().iterator();
           boolean on = it.hasNext() && Boolean.TRUE.equals(it.next().getBoolean(0));
           if (on) node.maintenance().setPush(true);
