@@ -88,8 +88,8 @@ public final class ErrorContract {
     }
     int code = ctx.statusCode() > 0 ? ctx.statusCode() : 500;
     if (f != null) {
-      log.error("{} {} failed: {} request_id={}", ctx.request().method(), ctx.request().path(), ApiError.describe(f),
-          RequestIds.of(ctx), f);
+      log.error("{} {} failed: {} request_id={}", ctx.request().method(), RequestIds.loggable(ctx.request().path()),
+          ApiError.describe(f), RequestIds.of(ctx), f);
     }
     send(ctx, code, ApiError.of(code, f == null ? httpReason(code) : ApiError.describe(f)).body());
   }
