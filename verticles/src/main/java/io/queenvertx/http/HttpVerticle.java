@@ -44,7 +44,7 @@ public final class HttpVerticle extends VerticleBase {
     router.route().order(-1990).handler(PathGuard::handle);
     // axum matches exactly: "/api/v1/push/" is not "/api/v1/push" (API.md §1.5), but Vert.x would match both.
     router.route().order(-800).handler(ctx -> {
-      String p = ctx.request().path();
+      String p = ErrorContract.routedPath(ctx);
       if (p.length() > 1 && p.endsWith("/")) ErrorContract.fallback(ctx);
       else ctx.next();
     });
