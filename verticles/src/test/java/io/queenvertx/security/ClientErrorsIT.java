@@ -112,4 +112,43 @@ class ClientErrorsIT {
     assert400(node.post("/api/v1/dlq/redrive", new JsonObject().put("queue", queue()).put("consumerGroup", "g\u0000")),
         "consumerGroup");
   }
+
+  @Test
+  void garbageInputToTheManagementRoutesIsNeverA5xx() {
+    String q = queue();
+    String pid = UUID.randomUUID().toString();
+    String longText = "t".repeat(5000);
+    java.util.List<String> bodies = java.util.List.of("{}", "[]", "\"text\"", "null", "7",
+        "{\"queue\":{}}", "{\"queue\":[]}", "{\"queue\":\"" + q + "\",\"options\":[]}",
+        "{\"queue\":\"" + q + "\",\"options\":\"x\"}", "{\"queue\":\"" + q + "\",\"mode\":5}",
+        "{\"queue\":\"" + q + "\",\"options\":{\"retentionSinkHold\":5}}",
+        "{\"queue\":\"" + q + "\",\"options\":{\"retryLimit\":1e30}}",
+        "{\"queue\":\"" + q + "\",\"options\":{\"retentionSinkHoldMaxSeconds\":\"x\"}}",
+        "{\"queue\":\"" + q + "\",\"destination\":\"x\"}", "{\"queue\":\"" + q + "\",\"maxPerSecond\":\"x\"}",
+        "{\"queue\":\"" + q + "\",\"limit\":1e30}", "{\"queue\":\"" + q + "\",\"partition\":\"" + longText + "\"}",
+        "{\"queue\":\"" + q + "\",\"partition\":\"p\\u0000\"}");
+    java.util.List<String> posts = java.util.List.of("/api/v1/configure", "/api/v1/dlq/redrive",
+        "/api/v1/dlq/" + pid + "/replay", "/api/v1/dlq/x/replay", "/api/v1/messages/" + pid + "/t/retry",
+        "/api/v1/dlq/redrive/" + pid + "/cancel", "/api/v1/dlq/redrive/x/cancel");
+    java.util.List<String> failures = new java.util.ArrayList<>();
+    for (String path : posts) {
+      for (String body : bodies) {
+        var r = node.post(path, body);
+        if (r.status() >= 500) failures.add("POST " + path + " " + body + " -> " + r.status() + " " + r.body());
+      }
+    }
+    for (String path : java.util.List.of("/api/v1/messages/x/y", "/api/v1/messages/" + pid + "/" + longText,
+        "/api/v1/dlq/redrive/x", "/api/v1/resources/queues/" + longText, "/api/v1/messages?limit=x&offset=-5",
+        "/api/v1/messages?status=whatever&partition=" + longText, "/api/v1/dlq?limit=99999999999&from=&to=",
+        "/api/v1/dlq?queue=" + longText)) {
+      var r = node.get(path);
+      if (r.status() >= 500) failures.add("GET " + path + " -> " + r.status() + " " + r.body());
+    }
+    for (String path : java.util.List.of("/api/v1/messages/x/y", "/api/v1/messages/" + pid + "/" + longText,
+        "/api/v1/resources/queues/" + longText, "/api/v1/dlq?queue=" + longText)) {
+      var r = node.delete(path);
+      if (r.status() >= 500) failures.add("DELETE " + path + " -> " + r.status() + " " + r.body());
+    }
+    assertThat(failures).isEmpty();
+  }
 }
