@@ -10,12 +10,15 @@ import io.vertx.ext.web.RoutingContext;
  * <ul>
  *   <li>{@code .} and {@code ..} segments, literal or percent-encoded ({@code %2e});
  *   <li>empty segments ({@code //}); a single trailing slash is left to the router's exact-match 404 (API.md §1.5);
- *   <li>an encoded {@code /} or {@code \} ({@code %2f}, {@code %5c}) and a literal backslash;
+ *   <li>a literal backslash, which some front ends read as a separator;
  *   <li>NUL and control characters, literal or encoded, and malformed percent escapes;
  *   <li>a percent-encoded unreserved character ({@code %41}), which Vert.x would decode before routing.
  * </ul>
- * Other percent-encodings stay valid (a queue named {@code "a b:c"} is {@code a%20b%3Ac}, either hex case). In the
- * query string, a NUL (which PostgreSQL text cannot hold) and a malformed escape are refused, naming the parameter.
+ * Other percent-encodings stay valid (a queue named {@code "a b:c"} is {@code a%20b%3Ac}, either hex case). That
+ * includes {@code %2F} and {@code %5C}: Vert.x never decodes them before routing (they stay inside one segment, and
+ * only the path parameter is decoded), and Queen accepts queue and partition names holding {@code /}, which its
+ * clients send as {@code %2F}. In the query string, a NUL (which PostgreSQL text cannot hold) and a malformed escape
+ * are refused, naming the parameter.
  */
 final class PathGuard {
   private PathGuard() {}
@@ -61,7 +64,6 @@ final class PathGuard {
         int b = escaped(raw, i);
         if (b < 0) return "path has a malformed percent-encoding at offset " + i;
         if (b < 0x20 || b == 0x7f) return "path must not contain NUL or control characters";
-        if (b == '/' || b == '\\') return "path must not contain an encoded / or \\";
         if (unreserved(b)) return "path must not percent-encode the character '" + (char) b + "'";
         i += 2;
       }
