@@ -38,7 +38,7 @@ final class PathGuard {
     }
     if (problem == null) problem = queryProblem(ctx.request().query());
     if (problem != null) {
-      ErrorContract.send(ctx, 400, ApiError.of(400, problem).body());
+      ctx.fail(ApiError.of(400, problem));
       return;
     }
     ctx.next();
