@@ -100,15 +100,12 @@ public final class JwtVerifier {
       throw TokenRejected.unauthorized("Invalid token signature");
     }
     long skew = cfg.clockSkewS();
-    if (payload.getValue("exp") instanceof Number exp && nowSeconds > exp.longValue() + skew) {
-      throw TokenRejected.unauthorized("Token has expired");
-    }
-    if (payload.getValue("nbf") instanceof Number nbf && nowSeconds + skew < nbf.longValue()) {
-      throw TokenRejected.unauthorized("Token not yet valid");
-    }
-    if (payload.getValue("iat") instanceof Number iat && nowSeconds + skew < iat.longValue()) {
-      throw TokenRejected.unauthorized("Token issued in the future");
-    }
+    Long exp = numericDate(payload, "exp");
+    Long nbf = numericDate(payload, "nbf");
+    Long iat = numericDate(payload, "iat");
+    if (exp != null && nowSeconds > sat(exp, skew)) throw TokenRejected.unauthorized("Token has expired");
+    if (nbf != null && sat(nowSeconds, skew) < nbf) throw TokenRejected.unauthorized("Token not yet valid");
+    if (iat != null && sat(nowSeconds, skew) < iat) throw TokenRejected.unauthorized("Token issued in the future");
     if (!cfg.issuer().isEmpty() && !cfg.issuer().equals(payload.getValue("iss"))) {
       throw TokenRejected.unauthorized("Invalid token issuer");
     }
@@ -116,6 +113,34 @@ public final class JwtVerifier {
       throw TokenRejected.unauthorized("Invalid token audience");
     }
     return new Claims(payload.getValue("sub") instanceof String s ? s : null, roles(payload), payload);
+  }
+
+  /**
+   * A time claim as whole seconds: absent or JSON null is null; a number (RFC 7519 NumericDate, fractions allowed) is
+   * floored and clamped to the long range; anything else (a string such as {@code "1700000000"}, a boolean, an
+   * object) cannot be read, and the token is rejected as unparseable rather than treated as having no such claim.
+   */
+  static Long numericDate(JsonObject payload, String claim) throws TokenRejected {
+    Object v = payload.getValue(claim);
+    if (v == null) return null;
+    if (v instanceof Integer || v instanceof Long || v instanceof Short || v instanceof Byte) {
+      return ((Number) v).longValue();
+    }
+    if (v instanceof Number n) {
+      double d = n.doubleValue();
+      if (Double.isNaN(d)) throw TokenRejected.unauthorized("Bad token header");
+      if (d >= 0x1p63) return Long.MAX_VALUE;
+      if (d < -0x1p63) return Long.MIN_VALUE;
+      return (long) Math.floor(d);
+    }
+    throw TokenRejected.unauthorized("Bad token header");
+  }
+
+  /** {@code a + b} saturated at the long range. */
+  private static long sat(long a, long b) {
+    long r = a + b;
+    if (((a ^ r) & (b ^ r)) < 0) return a < 0 ? Long.MIN_VALUE : Long.MAX_VALUE;
+    return r;
   }
 
   private boolean audienceMatches(Object aud) {

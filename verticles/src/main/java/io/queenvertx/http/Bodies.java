@@ -7,9 +7,79 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
 
-/** Request bodies are parsed as JSON whatever the Content-Type (API.md §1.1); a bad one is 400 {@code bad body: …}. */
+/**
+ * Request bodies are parsed as JSON whatever the Content-Type (API.md §1.1); a bad one is 400 {@code bad body: …}.
+ * Also the checks that keep names and text the database cannot store out of SQL, so they are a 400 naming the field
+ * rather than a 500 carrying PostgreSQL's text.
+ */
 public final class Bodies {
+  /** {@code queen.queues.name} is {@code varchar(255)}: at most 255 characters. */
+  public static final int MAX_QUEUE_NAME_CHARS = 255;
+  /** Partition and consumer-group names are indexed text; kept well under a btree entry's size limit. */
+  public static final int MAX_NAME_BYTES = 1024;
+
   private Bodies() {}
+
+  /** A queue name PostgreSQL can store and {@code varchar(255)} can hold, else 400 naming {@code field}. */
+  public static String queueName(String field, String name) {
+    requireText(field, name);
+    if (name.codePointCount(0, name.length()) > MAX_QUEUE_NAME_CHARS) {
+      throw ApiError.of(400, field + " must be at most " + MAX_QUEUE_NAME_CHARS + " characters");
+    }
+    return name;
+  }
+
+  /** A partition or consumer-group name of at most {@link #MAX_NAME_BYTES} UTF-8 bytes, else 400 naming it. */
+  public static String name(String field, String name) {
+    requireText(field, name);
+    if (name.length() > MAX_NAME_BYTES
+        || name.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > MAX_NAME_BYTES) {
+      throw ApiError.of(400, field + " must be at most " + MAX_NAME_BYTES + " bytes of UTF-8");
+    }
+    return name;
+  }
+
+  /** 400 naming {@code field} when {@code s} holds a NUL or an unpaired surrogate (text PostgreSQL refuses). */
+  public static void requireText(String field, String s) {
+    if (!storable(s)) throw ApiError.of(400, field + " must be valid text without NUL characters");
+  }
+
+  /**
+   * The dotted path of the first key or string inside a JSON value that PostgreSQL could not store, or null. Used
+   * for whole bags (configure options) that are sent to SQL as one jsonb.
+   */
+  public static String unstorable(String path, Object v) {
+    if (v instanceof String s) return storable(s) ? null : path;
+    if (v instanceof JsonObject o) {
+      for (var e : o) {
+        String p = path.isEmpty() ? e.getKey() : path + "." + e.getKey();
+        if (!storable(e.getKey())) return p;
+        String bad = unstorable(p, e.getValue());
+        if (bad != null) return bad;
+      }
+    } else if (v instanceof JsonArray a) {
+      for (int i = 0; i < a.size(); i++) {
+        String bad = unstorable(path + "[" + i + "]", a.getValue(i));
+        if (bad != null) return bad;
+      }
+    }
+    return null;
+  }
+
+  /** No NUL (PostgreSQL text cannot hold it) and no unpaired UTF-16 surrogate (not encodable as UTF-8). */
+  static boolean storable(String s) {
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (c == 0) return false;
+      if (Character.isHighSurrogate(c)) {
+        if (i + 1 >= s.length() || !Character.isLowSurrogate(s.charAt(i + 1))) return false;
+        i++;
+      } else if (Character.isLowSurrogate(c)) {
+        return false;
+      }
+    }
+    return true;
+  }
 
   /** The body as a JSON object; a non-object or unparseable body is 400. */
   public static JsonObject object(RoutingContext ctx) {

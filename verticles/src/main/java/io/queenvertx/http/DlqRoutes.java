@@ -43,7 +43,7 @@ final class DlqRoutes {
           if (cipher.isPresent()) {
             for (Object o : r.getJsonArray("messages", new JsonArray())) decrypt((JsonObject) o, cipher.get());
           }
-          ErrorContract.send(ctx, ProcedureResult.statusOf(r.encode()), r);
+          ErrorContract.send(ctx, MessageRoutes.listingStatus(r), r);
         });
   }
 

@@ -54,7 +54,7 @@ public final class ErrorContract {
     Throwable f = ctx.failure();
     var resp = ctx.response();
     if (resp.ended() || resp.closed()) return;
-    if (WebhookRoutes.isV1(ctx.request().path())) {
+    if (WebhookRoutes.isV1(routedPath(ctx))) {
       int st = f instanceof io.vertx.ext.web.handler.HttpException h ? h.getStatusCode()
           : ctx.statusCode() > 0 ? ctx.statusCode() : 500;
       WebhookRoutes.routerError(ctx, st, f instanceof io.vertx.ext.web.handler.HttpException ? null : f);
@@ -88,8 +88,8 @@ public final class ErrorContract {
     }
     int code = ctx.statusCode() > 0 ? ctx.statusCode() : 500;
     if (f != null) {
-      log.error("{} {} failed: {} request_id={}", ctx.request().method(), ctx.request().path(), ApiError.describe(f),
-          RequestIds.of(ctx), f);
+      log.error("{} {} failed: {} request_id={}", ctx.request().method(), RequestIds.loggable(ctx.request().path()),
+          ApiError.describe(f), RequestIds.of(ctx), f);
     }
     send(ctx, code, ApiError.of(code, f == null ? httpReason(code) : ApiError.describe(f)).body());
   }
@@ -99,7 +99,7 @@ public final class ErrorContract {
    * method other than GET/HEAD; other GETs would be the dashboard, which this broker does not ship.
    */
   public static void fallback(RoutingContext ctx) {
-    String path = ctx.request().path();
+    String path = routedPath(ctx);
     HttpMethod m = ctx.request().method();
     if (WebhookRoutes.isV1(path)) {
       WebhookRoutes.routerError(ctx, 404, null);
@@ -110,6 +110,18 @@ public final class ErrorContract {
       send(ctx, 404, NO_SUCH_ROUTE);
     } else {
       ctx.response().setStatusCode(404).putHeader("content-type", "text/plain; charset=utf-8").end("Not Found");
+    }
+  }
+
+  /**
+   * The path the router matched on ({@code normalizedPath()}), which is the one every decision about a request must
+   * use; the raw path when it cannot be normalised (a malformed escape, which the path guard refuses first).
+   */
+  static String routedPath(RoutingContext ctx) {
+    try {
+      return ctx.normalizedPath();
+    } catch (IllegalArgumentException e) {
+      return ctx.request().path();
     }
   }
 

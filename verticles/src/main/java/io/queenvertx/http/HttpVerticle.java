@@ -39,9 +39,12 @@ public final class HttpVerticle extends VerticleBase {
     Router router = Router.router(vertx);
     boolean logAll = node.config().accessLog();
     router.route().order(-2000).handler(ctx -> RequestIds.handle(ctx, logAll));
+    // Before auth and routing: a path that is not canonical is a 400, so the access checks and the router judge the
+    // same path (issue 18).
+    router.route().order(-1990).handler(PathGuard::handle);
     // axum matches exactly: "/api/v1/push/" is not "/api/v1/push" (API.md §1.5), but Vert.x would match both.
     router.route().order(-800).handler(ctx -> {
-      String p = ctx.request().path();
+      String p = ErrorContract.routedPath(ctx);
       if (p.length() > 1 && p.endsWith("/")) ErrorContract.fallback(ctx);
       else ctx.next();
     });
@@ -50,7 +53,7 @@ public final class HttpVerticle extends VerticleBase {
     router.route().order(-950).handler(auth);
     boolean tenancy = node.config().tenancyHeader();
     router.route().order(-900).handler(ctx -> Tenancy.resolve(ctx, tenancy));
-    var routes = new RouteTable(router, node.config().maxBodyBytes());
+    var routes = new RouteTable(router, node.config().maxBodyBytes(), auth);
     ApiRoutes.mount(routes, node, vertx);
     router.route().last().handler(ErrorContract::fallback);
     router.route().failureHandler(ErrorContract::onFailure);

@@ -62,7 +62,7 @@ final class MessageRoutes {
         .onFailure(e -> ctx.fail(ApiError.prefixed(500, "list failed: ", e)))
         .onSuccess(rows -> {
           JsonObject r = (JsonObject) rows.iterator().next().getValue(0);
-          int status = ProcedureResult.statusOf(r.encode());
+          int status = listingStatus(r);
           if (status != 200) {
             ErrorContract.send(ctx, status, r);
             return;
@@ -75,6 +75,16 @@ final class MessageRoutes {
             ErrorContract.send(ctx, 200, body);
           });
         });
+  }
+
+  /**
+   * The status of a listing procedure's result: as {@link ProcedureResult} derives it, except that the filters the
+   * client got wrong ({@code invalid cursor}, {@code invalid from: …}, {@code invalid to: …}) are its 400, not a 500.
+   */
+  static int listingStatus(JsonObject r) {
+    int status = ProcedureResult.statusOf(r.encode());
+    if (status == 500 && r.getValue("error") instanceof String e && e.startsWith("invalid ")) return 400;
+    return status;
   }
 
   /** One decode per (partitionId, seq); an entry whose segment is gone keeps payloadAvailable:false and nulls. */

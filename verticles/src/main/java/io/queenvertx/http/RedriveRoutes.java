@@ -46,13 +46,14 @@ final class RedriveRoutes {
     if (!(b.getValue("queue") instanceof String queue) || queue.isBlank()) {
       throw ApiError.of(400, "queue is required");
     }
-    String group = nonBlank(b, "consumerGroup");
-    String partition = nonBlank(b, "partition");
+    Bodies.queueName("queue", queue.strip());
+    String group = nonBlank(b, "consumerGroup", "consumerGroup", false);
+    String partition = nonBlank(b, "partition", "partition", false);
     String destQueue = null;
     String destPartition = null;
     if (b.getValue("destination") instanceof JsonObject d) {
-      destQueue = nonBlank(d, "queue");
-      destPartition = nonBlank(d, "partition");
+      destQueue = nonBlank(d, "queue", "destination.queue", true);
+      destPartition = nonBlank(d, "partition", "destination.partition", false);
     } else if (b.getValue("destination") != null) {
       throw ApiError.of(400, "destination must be an object {queue?, partition?}");
     }
@@ -112,11 +113,13 @@ final class RedriveRoutes {
         .onFailure(e -> ctx.fail(ApiError.prefixed(500, "redrive failed: ", e)));
   }
 
-  private static String nonBlank(JsonObject o, String key) {
+  /** An optional name: absent or null is null; otherwise a non-blank string within the name limits, stripped. */
+  private static String nonBlank(JsonObject o, String key, String field, boolean queueName) {
     Object v = o.getValue(key);
     if (v == null) return null;
-    if (!(v instanceof String s) || s.isBlank()) throw ApiError.of(400, key + " must be a non-empty name");
-    return s.strip();
+    if (!(v instanceof String s) || s.isBlank()) throw ApiError.of(400, field + " must be a non-empty name");
+    String name = s.strip();
+    return queueName ? Bodies.queueName(field, name) : Bodies.name(field, name);
   }
 
   static JsonObject render(Row r) {

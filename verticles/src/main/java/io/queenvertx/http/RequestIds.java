@@ -28,10 +28,11 @@ final class RequestIds {
       int status = ctx.response().getStatusCode();
       if (!logAll && status < 400) return;
       long ms = (System.nanoTime() - start) / 1_000_000;
+      String path = loggable(ctx.request().path());
       if (status >= 500) {
-        access.warn("{} {} {} {}ms request_id={}", ctx.request().method(), ctx.request().path(), status, ms, rid);
+        access.warn("{} {} {} {}ms request_id={}", ctx.request().method(), path, status, ms, rid);
       } else {
-        access.info("{} {} {} {}ms request_id={}", ctx.request().method(), ctx.request().path(), status, ms, rid);
+        access.info("{} {} {} {}ms request_id={}", ctx.request().method(), path, status, ms, rid);
       }
     });
     ctx.next();
@@ -40,6 +41,23 @@ final class RequestIds {
   static String of(RoutingContext ctx) {
     String id = ctx.get(KEY);
     return id == null ? "-" : id;
+  }
+
+  /** A request path fit for a log line: control characters shown as '?', at most 512 characters. */
+  static String loggable(String path) {
+    if (path == null) return "-";
+    String p = path.length() > 512 ? path.substring(0, 512) + "..." : path;
+    StringBuilder out = null;
+    for (int i = 0; i < p.length(); i++) {
+      char c = p.charAt(i);
+      if (c < 0x20 || c == 0x7f) {
+        if (out == null) out = new StringBuilder(p.substring(0, i));
+        out.append('?');
+      } else if (out != null) {
+        out.append(c);
+      }
+    }
+    return out == null ? p : out.toString();
   }
 
   private static boolean printable(String s) {

@@ -1,5 +1,6 @@
 package io.queenvertx.http;
 
+import io.queenvertx.auth.AuthHandler;
 import io.vertx.core.Handler;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.ext.web.Router;
@@ -12,7 +13,9 @@ import java.util.List;
 /**
  * Every route of the HTTP surface is declared through this table, so the list of (method, path) pairs exists in one
  * place: the body limit is attached only to routes that read a body (a GET or the fallback never answers 413, API.md
- * §1.6), and later layers (access levels, the OpenAPI check) read the same list.
+ * §1.6), and later layers (the OpenAPI check) read the same list. Given an {@link AuthHandler}, each route's first
+ * handler is the access check for that route's own level ({@link AuthHandler#forRoute}), computed from its template
+ * path and method, and it runs before the body is buffered.
  */
 public final class RouteTable {
   /** One declared route; {@code path} uses Vert.x's {@code :param} syntax. */
@@ -21,10 +24,17 @@ public final class RouteTable {
   private final Router router;
   private final BodyHandler body;
   private final List<Entry> entries = new ArrayList<>();
+  private final AuthHandler auth;
 
+  /** A table with no access checks of its own (tests that only read the route list). */
   public RouteTable(Router router, long maxBodyBytes) {
+    this(router, maxBodyBytes, null);
+  }
+
+  public RouteTable(Router router, long maxBodyBytes, AuthHandler auth) {
     this.router = router;
     this.body = BodyHandler.create(false).setBodyLimit(maxBodyBytes).setHandleFileUploads(false);
+    this.auth = auth;
   }
 
   public void get(String path, Handler<RoutingContext> h) {
@@ -45,6 +55,7 @@ public final class RouteTable {
 
   private void add(HttpMethod m, String path, boolean readsBody, Handler<RoutingContext> h) {
     var route = router.route(m, path);
+    if (auth != null) route.handler(auth.forRoute(m, path));
     if (readsBody) route.handler(body);
     route.handler(h);
     entries.add(new Entry(m, path));

@@ -1,0 +1,108 @@
+package io.queenvertx.http;
+
+import io.vertx.ext.web.RoutingContext;
+
+/**
+ * The first word on every request, before authentication and routing: a request target that is not canonical is a 400
+ * in the API's error envelope and reaches no other handler (issue 18). Vert.x routes on {@code normalizedPath()}
+ * (dot segments resolved, {@code //} collapsed, {@code %2e} and other unreserved escapes decoded), so a path that
+ * normalises to something else than itself could be judged by one path and served by another. Refused:
+ * <ul>
+ *   <li>{@code .} and {@code ..} segments, literal or percent-encoded ({@code %2e});
+ *   <li>empty segments ({@code //}); a single trailing slash is left to the router's exact-match 404 (API.md §1.5);
+ *   <li>a literal backslash, which some front ends read as a separator;
+ *   <li>NUL and control characters, literal or encoded, and malformed percent escapes;
+ *   <li>a percent-encoded unreserved character ({@code %41}), which Vert.x would decode before routing.
+ * </ul>
+ * Other percent-encodings stay valid (a queue named {@code "a b:c"} is {@code a%20b%3Ac}, either hex case). That
+ * includes {@code %2F} and {@code %5C}: Vert.x never decodes them before routing (they stay inside one segment, and
+ * only the path parameter is decoded), and Queen accepts queue and partition names holding {@code /}, which its
+ * clients send as {@code %2F}. In the query string, a NUL (which PostgreSQL text cannot hold) and a malformed escape
+ * are refused, naming the parameter.
+ */
+final class PathGuard {
+  private PathGuard() {}
+
+  static void handle(RoutingContext ctx) {
+    String raw = ctx.request().path();
+    String problem = pathProblem(raw);
+    if (problem == null) {
+      String normalized;
+      try {
+        normalized = ctx.normalizedPath();
+      } catch (IllegalArgumentException e) {
+        normalized = null;
+      }
+      // A backstop for whatever the rules above might miss: the router must see exactly what the checks saw.
+      if (!raw.equals(normalized)) problem = "path is not in canonical form";
+    }
+    if (problem == null) problem = queryProblem(ctx.request().query());
+    if (problem != null) {
+      ctx.fail(ApiError.of(400, problem));
+      return;
+    }
+    ctx.next();
+  }
+
+  /** Why {@code raw} is not a canonical absolute path, or null when it is. */
+  static String pathProblem(String raw) {
+    if (raw == null || raw.isEmpty() || raw.charAt(0) != '/') return "path must start with /";
+    int len = raw.length();
+    int segStart = 1;
+    for (int i = 1; i <= len; i++) {
+      char c = i < len ? raw.charAt(i) : '/';
+      if (c == '/') {
+        String seg = raw.substring(segStart, i);
+        if (seg.isEmpty() && i < len) return "path must not contain empty segments (//)";
+        if (seg.equals(".") || seg.equals("..")) return "path must not contain . or .. segments";
+        segStart = i + 1;
+        continue;
+      }
+      if (c < 0x20 || c == 0x7f) return "path must not contain NUL or control characters";
+      if (c == '\\') return "path must not contain a backslash";
+      if (c == '%') {
+        int b = escaped(raw, i);
+        if (b < 0) return "path has a malformed percent-encoding at offset " + i;
+        if (b < 0x20 || b == 0x7f) return "path must not contain NUL or control characters";
+        if (unreserved(b)) return "path must not percent-encode the character '" + (char) b + "'";
+        i += 2;
+      }
+    }
+    return null;
+  }
+
+  /** Why the raw query string cannot be served, naming the parameter, or null. */
+  static String queryProblem(String query) {
+    if (query == null || query.isEmpty()) return null;
+    for (String pair : query.split("&", -1)) {
+      int eq = pair.indexOf('=');
+      String name = eq < 0 ? pair : pair.substring(0, eq);
+      String shown = name.length() > 64 ? name.substring(0, 64) + "..." : name;
+      for (int i = 0; i < pair.length(); i++) {
+        char c = pair.charAt(i);
+        if (c == 0) return "query parameter " + shown + " must not contain NUL characters";
+        if (c != '%') continue;
+        int b = escaped(pair, i);
+        if (b < 0) return "query string has a malformed percent-encoding in parameter " + shown;
+        if (b == 0) return "query parameter " + shown + " must not contain NUL characters";
+        i += 2;
+      }
+    }
+    return null;
+  }
+
+  /** The byte of the escape at {@code s[i] == '%'}, or -1 when two hex digits do not follow. */
+  private static int escaped(String s, int i) {
+    if (i + 2 >= s.length()) return -1;
+    int hi = Character.digit(s.charAt(i + 1), 16);
+    int lo = Character.digit(s.charAt(i + 2), 16);
+    if (hi < 0 || lo < 0 || s.charAt(i + 1) > 0x7f || s.charAt(i + 2) > 0x7f) return -1;
+    return hi << 4 | lo;
+  }
+
+  /** RFC 3986 unreserved: ALPHA / DIGIT / "-" / "." / "_" / "~". */
+  private static boolean unreserved(int b) {
+    return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '-' || b == '.' || b == '_'
+        || b == '~';
+  }
+}
