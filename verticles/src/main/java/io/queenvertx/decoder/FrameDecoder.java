@@ -13,7 +13,7 @@ import java.util.UUID;
 
 /**
  * Turns a stored segment into the frames a caller asked for: the node's {@link SegmentCache} first, else zstd and
- * frame decode (then cached), then payload decryption where a key is configured and the payload is an envelope.
+ * frame decode (then cached), then payload decryption where a key is configured and the frame is flagged encrypted.
  * Thread-safe; used by the decoder verticle, and by the consumer for pops whose blobs are small enough that the
  * decode costs less than the hop to a worker thread ({@link #INLINE_MAX_BYTES}).
  */
@@ -58,7 +58,8 @@ public final class FrameDecoder {
     List<Boolean> decrypted = new ArrayList<>(frames.size());
     for (Frame f : frames) {
       byte[] p = f.payload();
-      if (cipher.isPresent() && p.length > 0 && p[0] == '{') {
+      // the frame says whether its payload is an envelope; a plaintext payload is never put through the cipher
+      if (f.encrypted() && cipher.isPresent()) {
         Optional<byte[]> plain = cipher.get().tryDecrypt(p);
         if (plain.isPresent()) {
           payloads.add(plain.get());
