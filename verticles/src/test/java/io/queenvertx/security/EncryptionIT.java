@@ -141,4 +141,18 @@ class EncryptionIT {
         .hasRootCauseInstanceOf(IllegalArgumentException.class)
         .hasStackTraceContaining("QUEEN_ENCRYPTION_KEY");
   }
+
+  @Test
+  void aPlaintextPayloadThatIsAValidEnvelopeIsDeliveredAsPushedNotDecrypted() {
+    // a producer's own payload on a queue that is not encrypted happens to be an envelope under the node's key:
+    // the frame is flagged plaintext, so the reader must hand it back verbatim, never decrypt it
+    String q = "envelope-shaped-" + UUID.randomUUID();
+    var envelope = new JsonObject(io.queenvertx.codec.EnvelopeCipher.fromHex(KEY)
+        .encrypt(secret().toBuffer().getBytes()));
+    var r = node.post("/api/v1/push", new JsonObject().put("items", new JsonArray().add(new JsonObject()
+        .put("queue", q).put("transactionId", "env-1").put("payload", envelope))));
+    assertThat(r.status()).isEqualTo(201);
+    var pop = node.get("/api/v1/pop/queue/" + q + "?wait=false").json();
+    assertThat(pop.getJsonArray("messages").getJsonObject(0).getJsonObject("data")).isEqualTo(envelope);
+  }
 }
