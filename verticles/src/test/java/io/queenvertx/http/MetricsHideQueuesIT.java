@@ -13,8 +13,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 18, item 9: {@code QUEEN_METRICS_HIDE_QUEUES} keeps queue names off the public metrics pages, which then carry
- * totals over all queues instead; it is on by default when {@code QUEEN_TENANCY_HEADER} is on.
+ * Issue 18, item 9: {@code QUEEN_METRICS_HIDE_QUEUES} keeps queue names off the public metrics pages, which then
+ * carry totals over all queues instead; it is on by default when {@code QUEEN_TENANCY_HEADER} is on.
  */
 class MetricsHideQueuesIT {
   static TestNode node;
