@@ -45,8 +45,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>Request and response boundaries are read from the connection's Netty pipeline: a handler at its head sees the
  * raw bytes, one in front of Vert.x's own handler sees the decoded request heads and the response ends. Everything a
- * connection does runs on its event loop; only the deadline is read by the sweep (volatile) and the displacement
- * race is settled by a compare-and-set.
+ * connection does runs on its event loop, expiry included (the sweep only reads the volatile deadline and hands the
+ * close to that loop); the race between a displacement and a connection's first request head is settled by a
+ * compare-and-set.
  */
 final class ConnectionLimits implements Shareable {
   private static final String MAP = "queen.http.connection-limits";
@@ -147,13 +148,7 @@ final class ConnectionLimits implements Shareable {
     private void sweep() {
       long now = System.nanoTime();
       for (Tracked t : open) {
-        long deadline = t.deadline;
-        if (deadline == 0 || now - deadline < 0) continue;
-        if (t.header) metrics.connectionsHeaderClosed.increment();
-        else metrics.connectionsIdleClosed.increment();
-        t.deadline = 0;
-        open.remove(t);
-        t.channel.close();
+        if (t.due(now)) t.channel.eventLoop().execute(t::expireIfDue);
       }
     }
 
@@ -211,6 +206,20 @@ final class ConnectionLimits implements Shareable {
     Tracked(Channel channel, long seq) {
       this.channel = channel;
       this.seq = seq;
+    }
+
+    boolean due(long now) {
+      long d = deadline;
+      return d != 0 && now - d >= 0;
+    }
+
+    /** On the connection's event loop, so that a request head arriving meanwhile wins over the sweep. */
+    void expireIfDue() {
+      if (!due(System.nanoTime()) || !channel.isOpen()) return;
+      if (header) metrics.connectionsHeaderClosed.increment();
+      else metrics.connectionsIdleClosed.increment();
+      deadline = 0;
+      channel.close();
     }
 
     private void requestHead() {
