@@ -22,6 +22,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.LoggerFactory;
 
 /**
  * The HTTP connection limits of one node (issue 18, item 5): a cap on open connections, an idle timeout and a
@@ -68,6 +69,9 @@ final class ConnectionLimits implements Shareable {
     this.maxConnections = exposure.maxConnections();
     this.idleNanos = exposure.idleTimeoutS() * 1_000_000_000L;
     this.headerNanos = exposure.headerTimeoutMs() * 1_000_000L;
+    LoggerFactory.getLogger(ConnectionLimits.class).info(
+        "HTTP connections: cap {} per node, idle timeout {} s, header deadline {} ms (0: off)",
+        maxConnections, exposure.idleTimeoutS(), exposure.headerTimeoutMs());
   }
 
   /** The node's limits, created by the first HTTP verticle instance of that Vert.x instance. */
