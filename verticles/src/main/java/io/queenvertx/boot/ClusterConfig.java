@@ -8,7 +8,9 @@ import java.util.Arrays;
 /**
  * The Hazelcast configuration of a clustered node: {@code cluster.xml} (path from {@code QUEEN_CLUSTER_CONFIG}, else
  * the one in the working directory, else the copy packaged in the jar), then the environment's overrides for the
- * cluster name, port, interface and TCP-IP members. Multicast and phone-home stay off.
+ * cluster name, port, interface and TCP-IP members. Multicast and phone-home stay off. With
+ * {@code QUEEN_CLUSTER_INTERFACE} set, the member listens on that interface only; without it Hazelcast's default
+ * applies (it listens on every interface), so a production node on a shared network sets it.
  */
 final class ClusterConfig {
   private ClusterConfig() {}
@@ -39,7 +41,12 @@ final class ClusterConfig {
           .forEach(tcp::addMember);
     }
     if (!config.clusterInterface().isEmpty()) {
+      // Choosing the interface only picks the member's advertised address: Hazelcast still binds its server socket
+      // to every interface (0.0.0.0) unless bind-any is off (issue 18, item 9).
       net.getInterfaces().setEnabled(true).addInterface(config.clusterInterface());
+      hz.setProperty("hazelcast.socket.bind.any", "false");
+      hz.setProperty("hazelcast.socket.server.bind.any", "false");
+      hz.setProperty("hazelcast.socket.client.bind.any", "false");
     }
     return hz;
   }

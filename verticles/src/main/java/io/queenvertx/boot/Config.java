@@ -68,12 +68,46 @@ public record Config(
     long cacheRefreshIntervalMs,
     boolean accessLog,
     long redriveStaleMs,
-    Map<String, java.util.UUID> webhookApiKeys) {
+    Map<String, java.util.UUID> webhookApiKeys,
+    /** Network exposure: HTTP connection limits and what the public metrics reveal. */
+    Exposure exposure) {
 
   public static final String VERSION = "0.1.0";
 
   /** An external PostgreSQL; absent when {@code PG_HOST} is unset, in which case the node embeds one. */
   public record Database(String host, int port, String database, String user, String password, boolean ssl) {}
+
+  /**
+   * Network exposure of a node.
+   *
+   * @param idleTimeoutS {@code QUEEN_HTTP_IDLE_TIMEOUT_S} (60; 0 turns it off): a connection with no request in
+   *     flight and no bytes arriving is closed after this many seconds. A parked long poll is a request in flight,
+   *     so it is never cut by this timeout, whatever its own timeout.
+   * @param headerTimeoutMs {@code QUEEN_HTTP_HEADER_TIMEOUT_MS} (10000; 0 turns it off): once the first byte of a
+   *     request arrives, its request line and headers must be complete within this time, else the connection is
+   *     closed (slowloris); re-armed for every request of a keep-alive connection.
+   * @param maxConnections {@code QUEEN_HTTP_MAX_CONNECTIONS} (default three quarters of the process's open-file
+   *     limit, 10000 when unknown; 0 means no cap): open HTTP connections per node.
+   * @param hideQueueMetrics {@code QUEEN_METRICS_HIDE_QUEUES} (default: on when {@code QUEEN_TENANCY_HEADER} is
+   *     on, else off): the public {@code /metrics/prometheus} leaves out the per-queue series (queue names) and
+   *     gives node-wide totals instead.
+   */
+  public record Exposure(int idleTimeoutS, long headerTimeoutMs, int maxConnections, boolean hideQueueMetrics) {
+    public static final int DEFAULT_IDLE_TIMEOUT_S = 60;
+    public static final long DEFAULT_HEADER_TIMEOUT_MS = 10_000;
+    /** Used when the open-file limit cannot be read. */
+    public static final int FALLBACK_MAX_CONNECTIONS = 10_000;
+
+    /** Three quarters of the open-file limit: the rest stays for the pool, the spool, jars and the cluster. */
+    static int defaultMaxConnections() {
+      if (java.lang.management.ManagementFactory.getOperatingSystemMXBean()
+          instanceof com.sun.management.UnixOperatingSystemMXBean os) {
+        long max = os.getMaxFileDescriptorCount();
+        if (max > 0) return (int) Math.max(64, Math.min(Integer.MAX_VALUE, max / 4 * 3));
+      }
+      return FALLBACK_MAX_CONNECTIONS;
+    }
+  }
 
   /** JWT settings (API.md §2.1); only read when {@code enabled}. */
   public record Jwt(
@@ -202,7 +236,12 @@ public record Config(
         Math.max(1000, e.lng("QUEEN_CACHE_REFRESH_INTERVAL_MS", 60000)),
         e.bool("QUEEN_ACCESS_LOG", false),
         Math.max(1000, e.lng("QUEEN_REDRIVE_STALE_MS", 10000)),
-        apiKeys(e.str("QUEEN_WEBHOOK_API_KEYS", "")));
+        apiKeys(e.str("QUEEN_WEBHOOK_API_KEYS", "")),
+        new Exposure(
+            Math.max(0, e.integer("QUEEN_HTTP_IDLE_TIMEOUT_S", Exposure.DEFAULT_IDLE_TIMEOUT_S)),
+            Math.max(0, e.lng("QUEEN_HTTP_HEADER_TIMEOUT_MS", Exposure.DEFAULT_HEADER_TIMEOUT_MS)),
+            Math.max(0, e.integer("QUEEN_HTTP_MAX_CONNECTIONS", Exposure.defaultMaxConnections())),
+            e.bool("QUEEN_METRICS_HIDE_QUEUES", e.bool("QUEEN_TENANCY_HEADER", false))));
   }
 
   /** A copy with another HTTP port (tests start nodes on free ports). */
@@ -212,7 +251,7 @@ public record Config(
         popWaitInitialIntervalMs, popWaitBackoffThreshold, popWaitBackoffMultiplier, popWaitMaxIntervalMs, zstdLevel,
         segmentCacheEntries, dedupCacheMb, pushBundlesInFlight, pushPartitionsPerBundle, retentionIntervalMs, retentionBatchSize, fileBufferDir, fileBufferFlushMs,
         fileBufferMaxBatch, fileBufferEventsPerFile, encryptionKeyHex, tenancyHeader, kvTrustedProxy, jwt, clustered,
-        clusterMembers, clusterPort, clusterInterface, clusterName, clusterConfig, httpInstances, cacheRefreshIntervalMs, accessLog, redriveStaleMs, webhookApiKeys);
+        clusterMembers, clusterPort, clusterInterface, clusterName, clusterConfig, httpInstances, cacheRefreshIntervalMs, accessLog, redriveStaleMs, webhookApiKeys, exposure);
   }
 
   /** A copy pointing at a given database (tests share one embedded PostgreSQL between nodes). */
@@ -222,7 +261,7 @@ public record Config(
         popWaitInitialIntervalMs, popWaitBackoffThreshold, popWaitBackoffMultiplier, popWaitMaxIntervalMs, zstdLevel,
         segmentCacheEntries, dedupCacheMb, pushBundlesInFlight, pushPartitionsPerBundle, retentionIntervalMs, retentionBatchSize, fileBufferDir, fileBufferFlushMs,
         fileBufferMaxBatch, fileBufferEventsPerFile, encryptionKeyHex, tenancyHeader, kvTrustedProxy, jwt, clustered,
-        clusterMembers, clusterPort, clusterInterface, clusterName, clusterConfig, httpInstances, cacheRefreshIntervalMs, accessLog, redriveStaleMs, webhookApiKeys);
+        clusterMembers, clusterPort, clusterInterface, clusterName, clusterConfig, httpInstances, cacheRefreshIntervalMs, accessLog, redriveStaleMs, webhookApiKeys, exposure);
   }
 
   /**

@@ -18,6 +18,7 @@ public final class HttpVerticle extends VerticleBase {
 
   private final NodeContext node;
   private HttpServer server;
+  private ConnectionLimits.Guard guard;
 
   public HttpVerticle(NodeContext node) {
     this.node = node;
@@ -31,7 +32,13 @@ public final class HttpVerticle extends VerticleBase {
         .setHost(node.config().bindAddress())
         .setTcpNoDelay(true)
         .setCompressionSupported(false)
+        // Queen speaks HTTP/1.1 only; an h2c connection would also bypass the per-request header deadline.
+        .setHttp2ClearTextEnabled(false)
+        // Vert.x's own idle timeout counts socket silence and would cut a parked long poll: ConnectionLimits keeps
+        // an idle timeout that is suspended while a request is in flight, plus the header deadline and the cap.
         .setIdleTimeout(0));
+    guard = ConnectionLimits.of(vertx, node.metrics(), node.config().exposure()).guard(vertx);
+    server.connectionHandler(guard::accept);
     return server.requestHandler(router).listen();
   }
 
@@ -62,6 +69,7 @@ public final class HttpVerticle extends VerticleBase {
 
   @Override
   public Future<?> stop() {
+    if (guard != null) guard.stop();
     return server == null ? Future.succeededFuture() : server.shutdown(DRAIN_SECONDS, TimeUnit.SECONDS);
   }
 }

@@ -9,11 +9,13 @@ import java.lang.management.ManagementFactory;
 /**
  * {@code GET /metrics} (Queen's JSON document) and {@code GET /metrics/prometheus} (text exposition: the node's
  * Micrometer registry, with Vert.x HTTP, pool and event-bus series, plus a best-effort database block of per-queue
- * depth and lag and the DLQ depth).
+ * depth and lag and the DLQ depth). With {@code QUEEN_METRICS_HIDE_QUEUES} (on by default with tenancy) the database
+ * block names no queue: depth and DLQ rows summed over all queues, the worst lag. {@code /metrics} names none anyway.
  */
 final class MetricsRoutes {
   static final String PROMETHEUS_TYPE = "text/plain; version=0.0.4; charset=utf-8";
-  private static final String DB_BLOCK = """
+  /** Per queue: name, depth after the queue-mode cursor, age of the oldest unconsumed segment, DLQ rows. */
+  private static final String PER_QUEUE = """
       SELECT q.name,
              COALESCE(sum(GREATEST(p.last_offset - GREATEST(c.committed, p.log_start - 1), 0)), 0) AS depth,
              COALESCE(EXTRACT(EPOCH FROM now() - min(s.created_at)), 0) AS lag_seconds,
@@ -24,9 +26,11 @@ final class MetricsRoutes {
         LEFT JOIN queen.log_consumers c ON c.partition_id = p.id AND c.consumer_group = '__QUEUE_MODE__'
         LEFT JOIN LATERAL (SELECT created_at FROM queen.log_segments s WHERE s.partition_id = p.id
                              AND s.end_offset > COALESCE(c.committed, -1) ORDER BY s.base_offset LIMIT 1) s ON true
-       GROUP BY q.id, q.name
-       ORDER BY q.name
-       LIMIT 1000""";
+       GROUP BY q.id, q.name""";
+  private static final String DB_BLOCK = PER_QUEUE + "\n ORDER BY q.name\n LIMIT 1000";
+  /** The same figures summed over every queue (depth and DLQ rows) or at their worst (lag), without names. */
+  private static final String TOTALS = "SELECT COALESCE(sum(depth), 0)::int8, COALESCE(max(lag_seconds), 0)::float8,"
+      + " COALESCE(sum(dlq), 0)::int8 FROM (" + PER_QUEUE + ") per_queue";
 
   private MetricsRoutes() {}
 
@@ -55,8 +59,20 @@ final class MetricsRoutes {
           .append("queen_maintenance_mode_enabled ").append(node.maintenance().pushMaintenance() ? 1 : 0).append('\n')
           .append("# HELP queen_db_pool_size configured pool size\n# TYPE queen_db_pool_size gauge\n")
           .append("queen_db_pool_size ").append(node.config().dbPoolSize()).append('\n');
-      node.pool().query(DB_BLOCK).execute().onComplete(ar -> {
-        if (ar.succeeded()) {
+      boolean hideQueues = node.config().exposure().hideQueueMetrics();
+      node.pool().query(hideQueues ? TOTALS : DB_BLOCK).execute().onComplete(ar -> {
+        if (ar.succeeded() && hideQueues) {
+          // QUEEN_METRICS_HIDE_QUEUES: the page is public, queue names (other tenants' among them) are not
+          Row r = ar.result().iterator().next();
+          out.append("# HELP queen_queue_depth messages after the queue-mode cursor, all queues\n")
+              .append("# TYPE queen_queue_depth gauge\n")
+              .append("queen_queue_depth{scope=\"cluster\"} ").append(r.getLong(0)).append('\n')
+              .append("# HELP queen_queue_lag_seconds age of the oldest unconsumed segment, all queues\n")
+              .append("# TYPE queen_queue_lag_seconds gauge\n")
+              .append("queen_queue_lag_seconds{scope=\"cluster\"} ").append(r.getDouble(1)).append('\n')
+              .append("# HELP queen_dlq_depth dead-letter rows\n# TYPE queen_dlq_depth gauge\n")
+              .append("queen_dlq_depth{scope=\"cluster\"} ").append(r.getLong(2)).append('\n');
+        } else if (ar.succeeded()) {
           long dlqTotal = 0;
           StringBuilder depth = new StringBuilder("# HELP queen_queue_depth messages after the queue-mode cursor\n"
               + "# TYPE queen_queue_depth gauge\n");

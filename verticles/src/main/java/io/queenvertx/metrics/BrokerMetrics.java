@@ -6,6 +6,7 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
@@ -28,6 +29,16 @@ public final class BrokerMetrics {
   public final Counter deadLettered = counter("queen_messages_dead_lettered_total", "messages filed in the DLQ");
   public final Counter replayed = counter("queen_dlq_replayed_total", "dead-letter rows moved back to the log");
   public final AtomicLong parkedPolls = new AtomicLong();
+  /** Open HTTP connections of this node (all HTTP verticle instances together). */
+  public final AtomicInteger httpConnections = new AtomicInteger();
+  /** Connections refused at the cap: every slot was held by a connection that had sent a request. */
+  public final Counter connectionsRefused = closedConnections("refused");
+  /** Connections closed at the cap to make room: the oldest that had not yet sent a complete request header. */
+  public final Counter connectionsEvicted = closedConnections("evicted");
+  /** Connections closed after the idle timeout with no request in flight. */
+  public final Counter connectionsIdleClosed = closedConnections("idle_timeout");
+  /** Connections closed because a request's headers did not complete within the header deadline. */
+  public final Counter connectionsHeaderClosed = closedConnections("header_timeout");
   /** One log_push_multi call: from the call to its result, commit included. */
   public final Timer pushWrites = Timer.builder("queen_push_write_seconds")
       .description("log writes (one SQL transaction each), call to result").register(registry);
@@ -42,12 +53,19 @@ public final class BrokerMetrics {
     return Counter.builder(name).description(help).register(registry);
   }
 
+  private Counter closedConnections(String reason) {
+    return Counter.builder("queen_http_connections_closed_total")
+        .description("HTTP connections the node refused or closed itself, by reason").tag("reason", reason)
+        .register(registry);
+  }
+
   public void gauge(String name, String help, Supplier<Number> value) {
     Gauge.builder(name, value).description(help).register(registry);
   }
 
   public BrokerMetrics() {
     gauge("queen_parked_long_polls", "long polls parked on this node", parkedPolls::get);
+    gauge("queen_http_connections", "open HTTP connections on this node", httpConnections::get);
   }
 
   public PrometheusMeterRegistry registry() {
