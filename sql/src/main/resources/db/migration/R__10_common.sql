@@ -93,3 +93,35 @@ BEGIN
     RETURN v_pid;
 END;
 $$;
+
+-- Where queue mode stands on one partition: cur = the last consumed offset, clamped to the retained range
+-- (LEAST(GREATEST(committed, log_start - 1), last_offset)); proc = the frames under a LIVE lease (worker set, batch_end
+-- set, lease_expires_at > now()). p_committed etc. NULL = no cursor row yet. Inlined by the planner (plain SQL).
+CREATE OR REPLACE FUNCTION queen._log_queue_position(p_log_start bigint, p_last bigint, p_committed bigint,
+                                                     p_worker text, p_expires timestamptz, p_batch_end bigint)
+RETURNS TABLE (cur bigint, proc bigint)
+LANGUAGE sql STABLE
+AS $$
+    SELECT LEAST(GREATEST(COALESCE(p_committed, -1), p_log_start - 1), p_last),
+           CASE WHEN p_worker IS NOT NULL AND p_expires > now() AND p_batch_end IS NOT NULL
+                THEN GREATEST(LEAST(p_batch_end, p_last) - LEAST(GREATEST(p_committed, p_log_start - 1), p_last), 0)
+                ELSE 0 END
+$$;
+
+-- The tenant's queue row by name (the default tenant when p_tenant is NULL); all fields NULL when there is none.
+CREATE OR REPLACE FUNCTION queen._log_queue(p_tenant uuid, p_queue text)
+RETURNS queen.queues
+LANGUAGE sql STABLE
+AS $$
+    SELECT * FROM queen.queues q
+    WHERE q.tenant_id = COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001') AND q.name = p_queue
+$$;
+
+-- Locks one (partition, group) cursor row FOR UPDATE and returns it; all fields NULL when there is none. The ack
+-- path's only lock (log_ack, log_dlq_head).
+CREATE OR REPLACE FUNCTION queen._log_lock_cursor(p_pid uuid, p_group text)
+RETURNS queen.log_consumers
+LANGUAGE sql
+AS $$
+    SELECT * FROM queen.log_consumers c WHERE c.partition_id = p_pid AND c.consumer_group = p_group FOR UPDATE
+$$;

@@ -28,7 +28,7 @@ DECLARE
     v_retry_limit integer;
     v_dlq_on      boolean;
     v_tstart      bigint;
-    v_c           record;
+    v_c           queen.log_consumers;
     v_has_lease   boolean;
     v_lo          bigint;
     v_hi          bigint;
@@ -65,11 +65,8 @@ BEGIN
     END IF;
 
     -- The only lock the ack path takes.
-    SELECT c.committed, c.batch_end, c.worker_id, c.lease_expires_at, c.batch_retry_count INTO v_c
-    FROM queen.log_consumers c
-    WHERE c.partition_id = p_pid AND c.consumer_group = v_group
-    FOR UPDATE;
-    IF NOT FOUND THEN
+    v_c := queen._log_lock_cursor(p_pid, v_group);
+    IF v_c.partition_id IS NULL THEN
         RETURN jsonb_build_object('ok', false, 'error', 'consumer not found');
     END IF;
 
@@ -277,14 +274,11 @@ LANGUAGE plpgsql
 AS $$
 DECLARE
     v_group text := COALESCE(NULLIF(p_group, ''), '__QUEUE_MODE__');
-    v_c     record;
+    v_c     queen.log_consumers;
     v_id    uuid;
 BEGIN
-    SELECT c.worker_id, c.lease_expires_at, c.batch_retry_count INTO v_c
-    FROM queen.log_consumers c
-    WHERE c.partition_id = p_pid AND c.consumer_group = v_group
-    FOR UPDATE;
-    IF NOT FOUND THEN
+    v_c := queen._log_lock_cursor(p_pid, v_group);
+    IF v_c.partition_id IS NULL THEN
         RETURN jsonb_build_object('ok', false, 'error', 'consumer not found');
     END IF;
     IF COALESCE(p_worker, '') <> '' AND (v_c.worker_id IS DISTINCT FROM p_worker

@@ -162,13 +162,8 @@ AS $$
            sg.n, sg.msgs, sg.bytes, sg.oldest, sg.newest
     FROM queen.log_partitions p
     LEFT JOIN queen.log_consumers c ON c.partition_id = p.id AND c.consumer_group = '__QUEUE_MODE__'
-    CROSS JOIN LATERAL (
-        SELECT LEAST(GREATEST(COALESCE(c.committed, -1), p.log_start - 1), p.last_offset) AS cur,
-               CASE WHEN c.worker_id IS NOT NULL AND c.lease_expires_at > now() AND c.batch_end IS NOT NULL
-                    THEN GREATEST(LEAST(c.batch_end, p.last_offset)
-                                  - LEAST(GREATEST(c.committed, p.log_start - 1), p.last_offset), 0)
-                    ELSE 0 END AS proc
-    ) x
+    CROSS JOIN LATERAL queen._log_queue_position(p.log_start, p.last_offset, c.committed, c.worker_id,
+                                                 c.lease_expires_at, c.batch_end) x
     CROSS JOIN LATERAL (
         SELECT count(*) AS n, COALESCE(sum(s.end_offset - s.base_offset + 1), 0) AS msgs,
                COALESCE(sum(octet_length(s.blob)), 0) AS bytes,
@@ -216,9 +211,8 @@ DECLARE
     v_parts jsonb;
     v_tot   record;
 BEGIN
-    SELECT * INTO v_q FROM queen.queues q
-    WHERE q.tenant_id = COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001') AND q.name = p_queue;
-    IF NOT FOUND THEN
+    v_q := queen._log_queue(p_tenant, p_queue);
+    IF v_q.id IS NULL THEN
         RETURN jsonb_build_object('error', 'Queue not found');
     END IF;
 

@@ -18,12 +18,8 @@
 -- ---------------------------------------------------------------------------------------------------------------------
 
 -- ISO-8601 UTC with milliseconds and 'Z' (listing / detail / DLQ timestamps). NULL in, NULL out.
-CREATE OR REPLACE FUNCTION queen._msg_ts(p_ts timestamptz)
-RETURNS text
-LANGUAGE sql STABLE PARALLEL SAFE
-AS $$
-    SELECT to_char(p_ts AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
-$$;
+CREATE OR REPLACE FUNCTION queen._msg_ts(p_ts timestamptz) RETURNS text LANGUAGE sql STABLE PARALLEL SAFE
+AS $$ SELECT to_char(p_ts AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') $$;
 
 -- Lenient integer filter value: digits (optionally signed) parse, anything else is the default.
 CREATE OR REPLACE FUNCTION queen._msg_int(p_val text, p_default integer)

@@ -80,13 +80,8 @@ AS $$
            CASE WHEN k.cur < p.last_offset THEN queen._st_age_s(queen._st_unconsumed_at(p.id, k.cur + 1)) ELSE 0 END
     FROM queen.log_partitions p
     LEFT JOIN queen.log_consumers c ON c.partition_id = p.id AND c.consumer_group = '__QUEUE_MODE__'
-    CROSS JOIN LATERAL (
-        SELECT LEAST(GREATEST(COALESCE(c.committed, -1), p.log_start - 1), p.last_offset) AS cur,
-               CASE WHEN c.worker_id IS NOT NULL AND c.lease_expires_at > now() AND c.batch_end IS NOT NULL
-                    THEN GREATEST(LEAST(c.batch_end, p.last_offset)
-                                  - LEAST(GREATEST(c.committed, p.log_start - 1), p.last_offset), 0)
-                    ELSE 0 END AS proc
-    ) k
+    CROSS JOIN LATERAL queen._log_queue_position(p.log_start, p.last_offset, c.committed, c.worker_id,
+                                                 c.lease_expires_at, c.batch_end) k
     CROSS JOIN LATERAL (
         SELECT count(*) AS all_rows,
                count(*) FILTER (WHERE dl.consumer_group = '__QUEUE_MODE__'
@@ -123,36 +118,33 @@ $$;
 -- GET /api/v1/resources/namespaces and /tasks: one entry per effective namespace (task), ordered by name. Queues
 -- whose effective task is '' (undotted name, no task column) belong to no task and are left out of /tasks.
 -- ---------------------------------------------------------------------------------------------------------------------
-CREATE OR REPLACE FUNCTION queen.resources_namespaces(p_tenant uuid)
+-- The entries of /namespaces (p_key 'namespace') or /tasks (p_key 'task'), ordered by name.
+CREATE OR REPLACE FUNCTION queen._st_grouped(p_tenant uuid, p_key text)
 RETURNS jsonb
 LANGUAGE sql STABLE
 AS $$
-    SELECT jsonb_build_object('namespaces', COALESCE(jsonb_agg(jsonb_build_object(
-               'namespace', g.ns, 'queues', g.queues, 'partitions', g.parts,
-               'messages', jsonb_build_object('total', g.total, 'pending', g.pending)) ORDER BY g.ns), '[]'::jsonb))
+    SELECT COALESCE(jsonb_agg(jsonb_build_object(
+               p_key, g.k, 'queues', g.queues, 'partitions', g.parts,
+               'messages', jsonb_build_object('total', g.total, 'pending', g.pending)) ORDER BY g.k), '[]'::jsonb)
     FROM (
-        SELECT q.ns, count(*) AS queues, sum(a.parts) AS parts, sum(a.total) AS total, sum(a.pending) AS pending
+        SELECT CASE WHEN p_key = 'task' THEN q.task ELSE q.ns END AS k, count(*) AS queues, sum(a.parts) AS parts,
+               sum(a.total) AS total, sum(a.pending) AS pending
         FROM queen._st_queues(p_tenant, NULL, NULL, NULL) q
         CROSS JOIN LATERAL queen._st_queue_agg(q.qid) a
-        GROUP BY q.ns
+        WHERE p_key <> 'task' OR q.task <> ''
+        GROUP BY 1
     ) g
 $$;
+
+CREATE OR REPLACE FUNCTION queen.resources_namespaces(p_tenant uuid)
+RETURNS jsonb
+LANGUAGE sql STABLE
+AS $$ SELECT jsonb_build_object('namespaces', queen._st_grouped(p_tenant, 'namespace')) $$;
 
 CREATE OR REPLACE FUNCTION queen.resources_tasks(p_tenant uuid)
 RETURNS jsonb
 LANGUAGE sql STABLE
-AS $$
-    SELECT jsonb_build_object('tasks', COALESCE(jsonb_agg(jsonb_build_object(
-               'task', g.task, 'queues', g.queues, 'partitions', g.parts,
-               'messages', jsonb_build_object('total', g.total, 'pending', g.pending)) ORDER BY g.task), '[]'::jsonb))
-    FROM (
-        SELECT q.task, count(*) AS queues, sum(a.parts) AS parts, sum(a.total) AS total, sum(a.pending) AS pending
-        FROM queen._st_queues(p_tenant, NULL, NULL, NULL) q
-        CROSS JOIN LATERAL queen._st_queue_agg(q.qid) a
-        WHERE q.task <> ''
-        GROUP BY q.task
-    ) g
-$$;
+AS $$ SELECT jsonb_build_object('tasks', queen._st_grouped(p_tenant, 'task')) $$;
 
 -- ---------------------------------------------------------------------------------------------------------------------
 -- Consumer groups (GET routes of API.md §5.11)
@@ -300,19 +292,15 @@ RETURNS jsonb
 LANGUAGE plpgsql STABLE
 AS $$
 DECLARE
-    v_q     queen.queues;
-    v_ns    text;
-    v_task  text;
     v_parts jsonb;
     v_a     record;
+    v_q     queen.queues := queen._log_queue(p_tenant, p_queue);
+    v_ns    text := COALESCE(NULLIF(v_q.namespace, ''), queen._log_name_ns(v_q.name));
+    v_task  text := COALESCE(NULLIF(v_q.task, ''), queen._log_name_task(v_q.name));
 BEGIN
-    SELECT * INTO v_q FROM queen.queues q
-    WHERE q.tenant_id = COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001') AND q.name = p_queue;
-    IF NOT FOUND THEN
+    IF v_q.id IS NULL THEN
         RETURN jsonb_build_object('error', 'Queue not found');
     END IF;
-    v_ns := COALESCE(NULLIF(v_q.namespace, ''), queen._log_name_ns(v_q.name));
-    v_task := COALESCE(NULLIF(v_q.task, ''), queen._log_name_task(v_q.name));
 
     SELECT COALESCE(jsonb_agg(jsonb_build_object(
                'id', s.pid,

@@ -11,9 +11,9 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
- * What one pop reads does not grow with the partition's backlog (V10): a pop of ten messages from a partition with
- * thousands of segments fetches a handful of segment rows. Counted with PostgreSQL's own per-transaction tuple
- * counters, so the assertion is about work done, not time.
+ * What one pop reads does not grow with the partition's backlog (R__30_pop.sql): a pop of ten messages from a
+ * partition with thousands of segments fetches a handful of segment rows. Counted with PostgreSQL's own
+ * per-transaction tuple counters, so the assertion is about work done, not time.
  */
 class PopCostIT {
   private static final int SEGMENTS = 4000;
