@@ -76,6 +76,44 @@ AS $$
     END
 $$;
 
+-- The paging part of a listing filter, checked once for both listings (messages: cursor kind 1, DLQ: kind 2): limit
+-- (p_limit when absent or < 1, at most 10000), offset (>= 0; 0 when a cursor is given), from / to (p_from / p_to when
+-- absent) and the decoded cursor. error is set, and the rest is not to be used, when from, to or the cursor is invalid.
+CREATE OR REPLACE FUNCTION queen._msg_page(p_filter jsonb, p_kind integer, p_limit integer, p_from timestamptz,
+                                           p_to timestamptz, OUT lim integer, OUT off integer, OUT ts_from timestamptz,
+                                           OUT ts_to timestamptz, OUT c_ts timestamptz, OUT c_id uuid, OUT c_off bigint,
+                                           OUT error text)
+LANGUAGE plpgsql STABLE
+AS $$
+BEGIN
+    lim := queen._msg_int(p_filter->>'limit', p_limit);
+    off := GREATEST(queen._msg_int(p_filter->>'offset', 0), 0);
+    IF lim < 1 THEN lim := p_limit; END IF;
+    IF lim > 10000 THEN lim := 10000; END IF;
+    BEGIN
+        ts_from := COALESCE(queen._msg_ts_in(p_filter->>'from'), p_from);
+    EXCEPTION WHEN OTHERS THEN
+        error := 'invalid from: ' || (p_filter->>'from');
+        RETURN;
+    END;
+    BEGIN
+        ts_to := COALESCE(queen._msg_ts_in(p_filter->>'to'), p_to);
+    EXCEPTION WHEN OTHERS THEN
+        error := 'invalid to: ' || (p_filter->>'to');
+        RETURN;
+    END;
+    IF NULLIF(btrim(p_filter->>'cursor'), '') IS NOT NULL THEN
+        SELECT x.ts, x.id, x.off INTO c_ts, c_id, c_off FROM queen._msg_cursor_decode(p_kind, p_filter->>'cursor') x;
+        IF c_ts IS NULL THEN
+            error := 'invalid cursor';
+            RETURN;
+        END IF;
+        off := 0;
+    END IF;
+END;
+$$;
+
+
 -- ---------------------------------------------------------------------------------------------------------------------
 -- GET /api/v1/messages
 -- ---------------------------------------------------------------------------------------------------------------------
@@ -104,9 +142,9 @@ DECLARE
     v_ns      text    := NULLIF(COALESCE(NULLIF(f->>'namespace', ''), f->>'ns'), '');
     v_task    text    := NULLIF(f->>'task', '');
     v_status  text    := NULLIF(lower(btrim(f->>'status')), '');
-    v_limit   integer := queen._msg_int(f->>'limit', 200);
-    v_offset  integer := queen._msg_int(f->>'offset', 0);
-    v_cursor  text    := NULLIF(btrim(f->>'cursor'), '');
+    v_limit   integer;
+    v_offset  integer;
+    v_page    record;
     v_from    timestamptz;
     v_to      timestamptz;
     v_inner   bigint;
@@ -124,26 +162,17 @@ DECLARE
     l_pid     uuid;
     l_off     bigint;
 BEGIN
-    IF v_limit < 1 THEN v_limit := 200; END IF;
-    IF v_limit > 10000 THEN v_limit := 10000; END IF;
-    IF v_offset < 0 THEN v_offset := 0; END IF;
-    BEGIN
-        v_from := COALESCE(queen._msg_ts_in(f->>'from'), now() - interval '1 hour');
-    EXCEPTION WHEN OTHERS THEN
-        RETURN jsonb_build_object('error', 'invalid from: ' || (f->>'from'));
-    END;
-    BEGIN
-        v_to := COALESCE(queen._msg_ts_in(f->>'to'), date_trunc('minute', now()) + interval '1 minute');
-    EXCEPTION WHEN OTHERS THEN
-        RETURN jsonb_build_object('error', 'invalid to: ' || (f->>'to'));
-    END;
-    IF v_cursor IS NOT NULL THEN
-        SELECT x.ts, x.id, x.off INTO c_ts, c_pid, c_off FROM queen._msg_cursor_decode(1, v_cursor) x;
-        IF c_ts IS NULL THEN
-            RETURN jsonb_build_object('error', 'invalid cursor');
-        END IF;
-        v_offset := 0;
+    v_page := queen._msg_page(f, 1, 200, now() - interval '1 hour', date_trunc('minute', now()) + interval '1 minute');
+    IF v_page.error IS NOT NULL THEN
+        RETURN jsonb_build_object('error', v_page.error);
     END IF;
+    v_limit := v_page.lim;
+    v_offset := v_page.off;
+    v_from := v_page.ts_from;
+    v_to := v_page.ts_to;
+    c_ts := v_page.c_ts;
+    c_pid := v_page.c_id;
+    c_off := v_page.c_off;
     v_inner := v_limit + v_offset;
     -- Without a status filter every txns row yields at least one frame, so offset+limit rows bound a partition too;
     -- with one, a row may yield none (e.g. dead_letter), so only the frame bound applies.

@@ -26,37 +26,15 @@ DECLARE
     v_queue  text    := NULLIF(f->>'queue', '');
     v_group  text    := NULLIF(f->>'consumerGroup', '');
     v_part   text    := NULLIF(f->>'partition', '');
-    v_limit  integer := queen._msg_int(f->>'limit', 100);
-    v_offset integer := queen._msg_int(f->>'offset', 0);
-    v_cursor text    := NULLIF(btrim(f->>'cursor'), '');
-    v_from   timestamptz;
-    v_to     timestamptz;
-    c_ts     timestamptz;
-    c_id     uuid;
+    v_page   record;
     v_msgs   jsonb;
     v_n      integer;
     l_ts     timestamptz;
     l_id     uuid;
 BEGIN
-    IF v_limit < 1 THEN v_limit := 100; END IF;
-    IF v_limit > 10000 THEN v_limit := 10000; END IF;
-    IF v_offset < 0 THEN v_offset := 0; END IF;
-    BEGIN
-        v_from := queen._msg_ts_in(f->>'from');
-    EXCEPTION WHEN OTHERS THEN
-        RETURN jsonb_build_object('error', 'invalid from: ' || (f->>'from'));
-    END;
-    BEGIN
-        v_to := queen._msg_ts_in(f->>'to');
-    EXCEPTION WHEN OTHERS THEN
-        RETURN jsonb_build_object('error', 'invalid to: ' || (f->>'to'));
-    END;
-    IF v_cursor IS NOT NULL THEN
-        SELECT x.ts, x.id INTO c_ts, c_id FROM queen._msg_cursor_decode(2, v_cursor) x;
-        IF c_ts IS NULL THEN
-            RETURN jsonb_build_object('error', 'invalid cursor');
-        END IF;
-        v_offset := 0;
+    v_page := queen._msg_page(f, 2, 100, NULL, NULL);
+    IF v_page.error IS NOT NULL THEN
+        RETURN jsonb_build_object('error', v_page.error);
     END IF;
 
     WITH page AS (
@@ -69,11 +47,11 @@ BEGIN
           AND (v_queue IS NULL OR q.name = v_queue)
           AND (v_group IS NULL OR d.consumer_group = v_group)
           AND (v_part IS NULL OR p.name = v_part)
-          AND (v_from IS NULL OR d.failed_at >= v_from)
-          AND (v_to IS NULL OR d.failed_at < v_to)
-          AND (c_ts IS NULL OR d.failed_at < c_ts OR (d.failed_at = c_ts AND d.id < c_id))
+          AND (v_page.ts_from IS NULL OR d.failed_at >= v_page.ts_from)
+          AND (v_page.ts_to IS NULL OR d.failed_at < v_page.ts_to)
+          AND (v_page.c_ts IS NULL OR d.failed_at < v_page.c_ts OR (d.failed_at = v_page.c_ts AND d.id < v_page.c_id))
         ORDER BY d.failed_at DESC, d.id DESC
-        LIMIT v_limit OFFSET v_offset
+        LIMIT v_page.lim OFFSET v_page.off
     )
     SELECT COALESCE(jsonb_agg(jsonb_build_object(
                'id', pg.id,
@@ -97,9 +75,9 @@ BEGIN
 
     RETURN jsonb_build_object(
         'messages', v_msgs,
-        'pagination', jsonb_build_object('limit', v_limit, 'offset', v_offset),
+        'pagination', jsonb_build_object('limit', v_page.lim, 'offset', v_page.off),
         'total', v_n,
-        'nextCursor', CASE WHEN v_n = v_limit THEN queen._msg_cursor_encode(2, l_ts, l_id, 0) END);
+        'nextCursor', CASE WHEN v_n = v_page.lim THEN queen._msg_cursor_encode(2, l_ts, l_id, 0) END);
 END;
 $$;
 
