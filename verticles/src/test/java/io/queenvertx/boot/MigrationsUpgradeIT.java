@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.flywaydb.core.Flyway;
+import org.flywaydb.core.api.exception.FlywayValidateException;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -108,6 +109,18 @@ class MigrationsUpgradeIT {
       assertThat(dlq.getInteger("total")).as(dlq.encode()).isEqualTo(1);
       assertThat(dlq.getJsonArray("messages").getJsonObject(0).getString("transactionId")).isEqualTo("m0");
     }
+  }
+
+  @Test
+  void aChecksumThatIsNeitherTheOldNorTheNewOneStillFailsTheBoot() throws Exception {
+    Config.Database db = TestDatabase.get().fresh();
+    Migrations.apply(db);
+    // V2 as some other, unknown file wrote it: the repair is not for that
+    TestDatabase.execute(db, "UPDATE queen.schema_history SET checksum = 12345 WHERE version = '2'");
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> Migrations.apply(db))
+        .isInstanceOf(FlywayValidateException.class).hasMessageContaining("version 2");
+    assertThat(TestDatabase.queryLong(db, "SELECT checksum FROM queen.schema_history WHERE version = '2'"))
+        .as("the history is left alone").isEqualTo(12345);
   }
 
   private static List<String> txns(TestNode node, String query) {
