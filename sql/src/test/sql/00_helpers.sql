@@ -28,7 +28,7 @@ $$ SELECT '00000000-0000-0000-0000-000000000001'::uuid $$;
 
 -- Push cnt frames with hash ids n..n+cnt-1 to (queue, partition), default tenant.
 CREATE OR REPLACE FUNCTION qt.push(q text, p text, n bigint, cnt int, t uuid DEFAULT qt.tenant()) RETURNS jsonb
-LANGUAGE sql AS $$ SELECT queen.log_push_v1(t, q, p, cnt, qt.hseq(n, cnt), convert_to('blob-' || n || 'x' || cnt, 'UTF8')) $$;
+LANGUAGE sql AS $$ SELECT queen.log_push(t, q, p, cnt, qt.hseq(n, cnt), convert_to('blob-' || n || 'x' || cnt, 'UTF8')) $$;
 
 CREATE OR REPLACE FUNCTION qt.pid(q text, p text, t uuid DEFAULT qt.tenant()) RETURNS uuid LANGUAGE sql AS $$
   SELECT p2.id FROM queen.log_partitions p2 JOIN queen.queues q2 ON q2.id = p2.queue_id
@@ -47,7 +47,7 @@ LANGUAGE sql AS $$
                                                'pid', r.partition_id)
                             ORDER BY r.ord), '[]'::jsonb)
   FROM (SELECT x.*, row_number() OVER () AS ord
-        FROM queen.log_pop_v1(t, q, p, grp, budget, maxp, lease_s, worker, auto_ack, mode, sub_from) x) r $$;
+        FROM queen.log_pop(t, q, p, grp, budget, maxp, lease_s, worker, auto_ack, mode, sub_from) x) r $$;
 
 -- Total messages delivered in a pop summary.
 CREATE OR REPLACE FUNCTION qt.taken(j jsonb) RETURNS int LANGUAGE sql IMMUTABLE AS
@@ -65,5 +65,13 @@ CREATE OR REPLACE FUNCTION qt.cursor(q text, p text, grp text) RETURNS queen.log
 -- Ack hash ids with statuses.
 CREATE OR REPLACE FUNCTION qt.ack(q text, p text, grp text, worker text, ids bigint[], sts text[]) RETURNS jsonb
 LANGUAGE sql AS $$
-  SELECT queen.log_ack_v1(qt.tenant(), qt.pid(q, p), grp, worker,
+  SELECT queen.log_ack(qt.tenant(), qt.pid(q, p), grp, worker,
                           (SELECT array_agg(qt.h(i) ORDER BY o) FROM unnest(ids) WITH ORDINALITY u(i, o)), sts) $$;
+
+-- log_push_multi's rows as one jsonb array in input order ({status, partitionId, baseOffset | dups}), no promises.
+CREATE OR REPLACE FUNCTION qt.multi(t uuid[], q text[], p text[], c int[], h bytea[], b bytea[]) RETURNS jsonb
+LANGUAGE sql AS $$
+  SELECT COALESCE(jsonb_agg(jsonb_strip_nulls(jsonb_build_object('status', r.status, 'partitionId', r.partition_id,
+                                                                 'baseOffset', r.base_offset, 'dups', r.dups))
+                            ORDER BY r.idx), '[]'::jsonb)
+  FROM queen.log_push_multi(t, q, p, c, h, b, NULL, NULL, NULL, NULL) r $$;

@@ -26,11 +26,11 @@ BEGIN
   r := qt.push('plainq', 'Default', 1, 1);
   PERFORM qt.eq((SELECT namespace || '|' || task FROM queen.queues WHERE name = 'plainq'), 'plainq|', 'no-dot namespace/task');
   -- NULL partition means Default
-  r := queen.log_push_v1(qt.tenant(), 'plainq', NULL, 1, qt.h(2), '\x00');
+  r := queen.log_push(qt.tenant(), 'plainq', NULL, 1, qt.h(2), '\x00');
   PERFORM qt.eq((r->>'baseOffset')::bigint, 1::bigint, 'NULL partition -> Default');
 
   -- duplicate verdict: frames 1 and 2 of the incoming segment already exist (ids 5 at off 4, 2 at off 1)
-  r := queen.log_push_v1(qt.tenant(), 'billing.invoice.v1', 'p1', 3, qt.hs(100, 5, 2), '\x01');
+  r := queen.log_push(qt.tenant(), 'billing.invoice.v1', 'p1', 3, qt.hs(100, 5, 2), '\x01');
   PERFORM qt.eq(r->>'status', 'duplicate', 'dup status');
   PERFORM qt.eq(r->'dups', '[{"i":1,"off":4},{"i":2,"off":1}]'::jsonb, 'dups indexes + offsets');
   PERFORM qt.eq((r->>'partitionId')::uuid, pid, 'dup partitionId');
@@ -40,42 +40,42 @@ BEGIN
 
   -- lowest matching offset when a hash exists twice (dedup off at the time)
   UPDATE queen.queues SET dedup_window_seconds = 0 WHERE name = 'billing.invoice.v1';
-  r := queen.log_push_v1(qt.tenant(), 'billing.invoice.v1', 'p1', 1, qt.h(1), '\x02');
+  r := queen.log_push(qt.tenant(), 'billing.invoice.v1', 'p1', 1, qt.h(1), '\x02');
   PERFORM qt.eq(r->>'status', 'queued', 'window 0: same hash accepted');
   PERFORM qt.eq((r->>'baseOffset')::bigint, 6::bigint, 'window 0 base 6');
   UPDATE queen.queues SET dedup_window_seconds = 3600 WHERE name = 'billing.invoice.v1';
-  r := queen.log_push_v1(qt.tenant(), 'billing.invoice.v1', 'p1', 1, qt.h(1), '\x03');
+  r := queen.log_push(qt.tenant(), 'billing.invoice.v1', 'p1', 1, qt.h(1), '\x03');
   PERFORM qt.eq(r->'dups', '[{"i":0,"off":0}]'::jsonb, 'lowest (original) offset reported');
 
   -- another partition never duplicates
-  r := queen.log_push_v1(qt.tenant(), 'billing.invoice.v1', 'p2', 1, qt.h(1), '\x04');
+  r := queen.log_push(qt.tenant(), 'billing.invoice.v1', 'p2', 1, qt.h(1), '\x04');
   PERFORM qt.eq(r->>'status', 'queued', 'other partition not dup');
   -- another tenant never duplicates either (and gets its own queue)
-  r := queen.log_push_v1('00000000-0000-0000-0000-0000000000aa', 'billing.invoice.v1', 'p1', 1, qt.h(1), '\x04');
+  r := queen.log_push('00000000-0000-0000-0000-0000000000aa', 'billing.invoice.v1', 'p1', 1, qt.h(1), '\x04');
   PERFORM qt.eq(r->>'status', 'queued', 'other tenant not dup');
   PERFORM qt.eq((r->>'baseOffset')::bigint, 0::bigint, 'other tenant own partition');
 
   -- window expiry: back-date the txns rows beyond the window -> accepted again
   UPDATE queen.log_txns SET created_at = created_at - interval '2 hours' WHERE partition_id = pid;
-  r := queen.log_push_v1(qt.tenant(), 'billing.invoice.v1', 'p1', 2, qt.hs(5, 2), '\x05');
+  r := queen.log_push(qt.tenant(), 'billing.invoice.v1', 'p1', 2, qt.hs(5, 2), '\x05');
   PERFORM qt.eq(r->>'status', 'queued', 'expired window: accepted');
   PERFORM qt.eq((r->>'baseOffset')::bigint, 7::bigint, 'expired window base 7');
   -- a smaller window: rows 30 min old are outside a 600 s window but inside 3600 s
   UPDATE queen.log_txns SET created_at = now() - interval '30 minutes' WHERE partition_id = pid AND base_offset = 7;
-  r := queen.log_push_v1(qt.tenant(), 'billing.invoice.v1', 'p1', 1, qt.h(5), '\x06');
+  r := queen.log_push(qt.tenant(), 'billing.invoice.v1', 'p1', 1, qt.h(5), '\x06');
   PERFORM qt.eq(r->>'status', 'duplicate', '30 min old inside 3600 s window');
   UPDATE queen.queues SET dedup_window_seconds = 600 WHERE name = 'billing.invoice.v1';
-  r := queen.log_push_v1(qt.tenant(), 'billing.invoice.v1', 'p1', 1, qt.h(5), '\x06');
+  r := queen.log_push(qt.tenant(), 'billing.invoice.v1', 'p1', 1, qt.h(5), '\x06');
   PERFORM qt.eq(r->>'status', 'queued', '30 min old outside 600 s window');
   -- purged txns (below txns_start) never match
   UPDATE queen.queues SET dedup_window_seconds = 3600 WHERE name = 'billing.invoice.v1';
   UPDATE queen.log_partitions SET txns_start = 10 WHERE id = pid;
-  r := queen.log_push_v1(qt.tenant(), 'billing.invoice.v1', 'p1', 1, qt.h(5), '\x07');
+  r := queen.log_push(qt.tenant(), 'billing.invoice.v1', 'p1', 1, qt.h(5), '\x07');
   PERFORM qt.eq(r->>'status', 'queued', 'below txns_start not probed');
-  r := queen.log_push_v1(qt.tenant(), 'billing.invoice.v1', 'p1', 1, qt.h(5), '\x07');
+  r := queen.log_push(qt.tenant(), 'billing.invoice.v1', 'p1', 1, qt.h(5), '\x07');
   PERFORM qt.eq(r->'dups', '[{"i":0,"off":10}]'::jsonb, 'dup against the row at txns_start');
   -- verified watermark: the broker promises nothing <= verified matches
-  r := queen.log_push_v1(qt.tenant(), 'billing.invoice.v1', 'p1', 1, qt.h(5), '\x07', 10);
+  r := queen.log_push(qt.tenant(), 'billing.invoice.v1', 'p1', 1, qt.h(5), '\x07', 10);
   PERFORM qt.eq(r->>'status', 'queued', 'verified=10 skips the probe of offset 10');
 
   -- last_write_at changes at most once per second
@@ -88,13 +88,13 @@ BEGIN
 
   -- guards
   BEGIN
-    PERFORM queen.log_push_v1(qt.tenant(), 'guardq', 'p', 2, qt.h(1), '\x00');
+    PERFORM queen.log_push(qt.tenant(), 'guardq', 'p', 2, qt.h(1), '\x00');
     RAISE EXCEPTION 'no raise';
   EXCEPTION WHEN OTHERS THEN
     PERFORM qt.ok(SQLERRM LIKE 'QPUSH bad segment%', 'bad segment raises: ' || SQLERRM);
   END;
   BEGIN
-    PERFORM queen.log_push_v1(qt.tenant(), 'guardq', 'p', 0, ''::bytea, '\x00');
+    PERFORM queen.log_push(qt.tenant(), 'guardq', 'p', 0, ''::bytea, '\x00');
     RAISE EXCEPTION 'no raise';
   EXCEPTION WHEN OTHERS THEN
     PERFORM qt.ok(SQLERRM LIKE 'QPUSH bad segment%', 'count 0 raises: ' || SQLERRM);
@@ -102,20 +102,20 @@ BEGIN
   PERFORM qt.ok(NOT EXISTS (SELECT 1 FROM queen.queues WHERE name = 'guardq'), 'guard provisions nothing');
 
   -- covering segment
-  PERFORM qt.eq((SELECT base_offset || '-' || end_offset FROM queen.log_segment_at_v1(pid, 1)), '0-2', 'segment_at mid');
-  PERFORM qt.eq((SELECT base_offset || '-' || end_offset FROM queen.log_segment_at_v1(pid, 4)), '3-4', 'segment_at end');
-  PERFORM qt.eq((SELECT encode(blob, 'escape') FROM queen.log_segment_at_v1(pid, 0)), 'blob-1x3', 'segment_at blob');
-  PERFORM qt.eq((SELECT count(*) FROM queen.log_segment_at_v1(pid, 99999)), 0::bigint, 'segment_at past the end: no row');
+  PERFORM qt.eq((SELECT base_offset || '-' || end_offset FROM queen.log_segment_at(pid, 1)), '0-2', 'segment_at mid');
+  PERFORM qt.eq((SELECT base_offset || '-' || end_offset FROM queen.log_segment_at(pid, 4)), '3-4', 'segment_at end');
+  PERFORM qt.eq((SELECT encode(blob, 'escape') FROM queen.log_segment_at(pid, 0)), 'blob-1x3', 'segment_at blob');
+  PERFORM qt.eq((SELECT count(*) FROM queen.log_segment_at(pid, 99999)), 0::bigint, 'segment_at past the end: no row');
   DELETE FROM queen.log_segments WHERE partition_id = pid AND base_offset = 3;
-  PERFORM qt.eq((SELECT count(*) FROM queen.log_segment_at_v1(pid, 4)), 0::bigint, 'segment_at in a gap: no row');
-  PERFORM qt.eq((SELECT count(*) FROM queen.log_segment_at_v1(pid, 2)), 1::bigint, 'segment_at before the gap');
+  PERFORM qt.eq((SELECT count(*) FROM queen.log_segment_at(pid, 4)), 0::bigint, 'segment_at in a gap: no row');
+  PERFORM qt.eq((SELECT count(*) FROM queen.log_segment_at(pid, 2)), 1::bigint, 'segment_at before the gap');
 END $$;
 
 -- Multi push: alignment, ordering, same partition twice, per-segment duplicate verdicts, provisioning.
 DO $$
 DECLARE r jsonb; pa uuid; pb uuid;
 BEGIN
-  r := queen.log_push_multi_v1(
+  r := qt.multi(
       ARRAY[qt.tenant(), qt.tenant(), qt.tenant(), qt.tenant()]::uuid[],
       ARRAY['multi.a', 'multi.b', 'multi.a', 'multi.a'],
       ARRAY['x', 'y', 'x', 'z'],
@@ -136,7 +136,7 @@ BEGIN
   PERFORM qt.eq((SELECT namespace || '|' || task FROM queen.queues WHERE name = 'multi.b'), 'multi|b', 'multi provisioning');
 
   -- a duplicate segment does not disturb the others; a duplicate against an earlier element of the same call
-  r := queen.log_push_multi_v1(
+  r := qt.multi(
       ARRAY[qt.tenant(), qt.tenant(), qt.tenant()]::uuid[],
       ARRAY['multi.a', 'multi.a', 'multi.a'],
       ARRAY['x', 'x', 'x'],
@@ -148,15 +148,15 @@ BEGIN
   PERFORM qt.eq((r->1->>'baseOffset')::bigint, 5::bigint, 'multi after dup base 5');
   PERFORM qt.eq(r->2->'dups', '[{"i":0,"off":5}]'::jsonb, 'dup of an earlier element of the same bundle');
 
-  PERFORM qt.eq(queen.log_push_multi_v1('{}', '{}', '{}', '{}', '{}', '{}'), '[]'::jsonb, 'empty multi');
+  PERFORM qt.eq(qt.multi('{}', '{}', '{}', '{}', '{}', '{}'), '[]'::jsonb, 'empty multi');
   BEGIN
-    PERFORM queen.log_push_multi_v1(ARRAY[qt.tenant()], ARRAY['multi.a', 'multi.b'], ARRAY['x'], ARRAY[1], ARRAY[qt.h(1)], ARRAY['\x00'::bytea]);
+    PERFORM qt.multi(ARRAY[qt.tenant()], ARRAY['multi.a', 'multi.b'], ARRAY['x'], ARRAY[1], ARRAY[qt.h(1)], ARRAY['\x00'::bytea]);
     RAISE EXCEPTION 'no raise';
   EXCEPTION WHEN OTHERS THEN
     PERFORM qt.ok(SQLERRM LIKE 'QMULTI misaligned%', 'misaligned raises: ' || SQLERRM);
   END;
   BEGIN
-    PERFORM queen.log_push_multi_v1(ARRAY[qt.tenant()], ARRAY['multi.bad'], ARRAY['x'], ARRAY[2], ARRAY[qt.h(1)], ARRAY['\x00'::bytea]);
+    PERFORM qt.multi(ARRAY[qt.tenant()], ARRAY['multi.bad'], ARRAY['x'], ARRAY[2], ARRAY[qt.h(1)], ARRAY['\x00'::bytea]);
     RAISE EXCEPTION 'no raise';
   EXCEPTION WHEN OTHERS THEN
     PERFORM qt.ok(SQLERRM LIKE 'QPUSH bad segment%', 'multi bad segment raises: ' || SQLERRM);

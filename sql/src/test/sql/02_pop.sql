@@ -18,7 +18,7 @@ BEGIN
   PERFORM qt.eq((r->0->>'l')::boolean, true, 'leased');
   PERFORM qt.eq(r->0->>'q', 'popq', 'queue name column');
   PERFORM qt.eq((r->0->>'pid')::uuid, pid, 'partition id column');
-  PERFORM qt.eq((SELECT count(*)::int FROM queen.log_pop_v1(qt.tenant(), 'popq', 'A', NULL, 4, 1, 0, 'wx', false, 'all', NULL) x
+  PERFORM qt.eq((SELECT count(*)::int FROM queen.log_pop(qt.tenant(), 'popq', 'A', NULL, 4, 1, 0, 'wx', false, 'all', NULL) x
                  WHERE x.blob IS NULL), 0, 'blob present (and NULL group = queue mode sees the live lease: no rows)');
   c := qt.cursor('popq', 'A', '__QUEUE_MODE__');
   PERFORM qt.eq(c.committed, -1::bigint, 'cursor not moved by a leased pop');
@@ -121,19 +121,19 @@ BEGIN
   PERFORM qt.push('disc.alpha', 'p', 1, 1);
   PERFORM qt.push('disc.beta', 'p', 2, 1);
   PERFORM qt.push('other.alpha', 'p', 3, 1);
-  PERFORM queen.configure_queue_v1(qt.tenant(), 'renamed', '{"namespace":"disc","task":"gamma"}', 'merge');
+  PERFORM queen.configure_queue(qt.tenant(), 'renamed', '{"namespace":"disc","task":"gamma"}', 'merge');
   PERFORM qt.push('renamed', 'p', 4, 1);
   SELECT COALESCE(jsonb_agg(x.queue_name ORDER BY x.queue_name), '[]') INTO r
-  FROM queen.log_pop_v1(qt.tenant(), NULL, NULL, 'dg', 10, 0, 0, 'd1', false, 'all', NULL, 'disc', NULL) x;
+  FROM queen.log_pop(qt.tenant(), NULL, NULL, 'dg', 10, 0, 0, 'd1', false, 'all', NULL, 'disc', NULL) x;
   PERFORM qt.eq(r, '["disc.alpha","disc.beta","renamed"]'::jsonb, 'discovery by namespace (column wins over name)');
   SELECT COALESCE(jsonb_agg(x.queue_name ORDER BY x.queue_name), '[]') INTO r
-  FROM queen.log_pop_v1(qt.tenant(), NULL, NULL, 'dg2', 10, 0, 0, 'd2', false, 'all', NULL, NULL, 'alpha') x;
+  FROM queen.log_pop(qt.tenant(), NULL, NULL, 'dg2', 10, 0, 0, 'd2', false, 'all', NULL, NULL, 'alpha') x;
   PERFORM qt.eq(r, '["disc.alpha","other.alpha"]'::jsonb, 'discovery by task');
   SELECT COALESCE(jsonb_agg(x.queue_name ORDER BY x.queue_name), '[]') INTO r
-  FROM queen.log_pop_v1(qt.tenant(), NULL, NULL, 'dg3', 10, 0, 0, 'd3', false, 'all', NULL, 'disc', 'beta') x;
+  FROM queen.log_pop(qt.tenant(), NULL, NULL, 'dg3', 10, 0, 0, 'd3', false, 'all', NULL, 'disc', 'beta') x;
   PERFORM qt.eq(r, '["disc.beta"]'::jsonb, 'discovery by both');
   SELECT COALESCE(jsonb_agg(x.queue_name), '[]') INTO r
-  FROM queen.log_pop_v1(qt.tenant(), NULL, NULL, 'dg4', 10, 0, 0, 'd4', false, 'all', NULL, NULL, NULL) x;
+  FROM queen.log_pop(qt.tenant(), NULL, NULL, 'dg4', 10, 0, 0, 'd4', false, 'all', NULL, NULL, NULL) x;
   PERFORM qt.eq(r, '[]'::jsonb, 'discovery without namespace/task: nothing');
 END $$;
 
@@ -142,7 +142,7 @@ DO $$
 DECLARE r jsonb; pid uuid; c queen.log_consumers;
 BEGIN
   -- window_buffer: a partition written within N s delivers nothing
-  PERFORM queen.configure_queue_v1(qt.tenant(), 'winq', '{"windowBuffer":5}', 'merge');
+  PERFORM queen.configure_queue(qt.tenant(), 'winq', '{"windowBuffer":5}', 'merge');
   PERFORM qt.push('winq', 'p', 1, 2);
   pid := qt.pid('winq', 'p');
   PERFORM qt.eq(qt.pop('winq', 'p', '__QUEUE_MODE__', 10, 1, 'x'), '[]'::jsonb, 'window buffer holds');
@@ -151,7 +151,7 @@ BEGIN
   PERFORM qt.eq(qt.offs(r), ARRAY[0,1]::bigint[], 'quiet partition delivers');
 
   -- delayed_processing hides the young suffix only
-  PERFORM queen.configure_queue_v1(qt.tenant(), 'delq', '{"delayedProcessing":10}', 'merge');
+  PERFORM queen.configure_queue(qt.tenant(), 'delq', '{"delayedProcessing":10}', 'merge');
   PERFORM qt.push('delq', 'p', 1, 2);
   pid := qt.pid('delq', 'p');
   UPDATE queen.log_segments SET created_at = created_at - interval '20 seconds' WHERE partition_id = pid;

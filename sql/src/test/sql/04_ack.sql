@@ -1,5 +1,5 @@
 -- Ack: implicit ack, partial batch keeps the lease, noop / stale / unresolved, signal clamp, retry budget,
--- DLQ hand-off + log_dlq_head_v1, budget-free retry, forced dlq, drop when the DLQ is off, lease-less acks, errors.
+-- DLQ hand-off + log_dlq_head, budget-free retry, forced dlq, drop when the DLQ is off, lease-less acks, errors.
 DO $$
 DECLARE r jsonb; c queen.log_consumers; pid uuid;
 BEGIN
@@ -94,7 +94,7 @@ BEGIN
   PERFORM qt.eq(c.worker_id, 'w4', 'lease kept for the broker');
   PERFORM qt.eq(c.committed, -1::bigint, 'cursor at the completed prefix');
 
-  d := queen.log_dlq_head_v1(pid, 'grp', 'w4', 0, '0198aaaa-0000-7000-8000-000000000001', 'txn-1', '{"n":1}', 'boom');
+  d := queen.log_dlq_head(pid, 'grp', 'w4', 0, '0198aaaa-0000-7000-8000-000000000001', 'txn-1', '{"n":1}', 'boom');
   PERFORM qt.eq(d->>'ok', 'true', 'dlq head ok');
   SELECT * INTO dl FROM queen.log_dlq WHERE id = (d->>'id')::uuid;
   PERFORM qt.eq(dl.retry_count, 3, 'log_dlq retry_count 3');
@@ -106,7 +106,7 @@ BEGIN
   PERFORM qt.eq(c.worker_id, NULL::text, 'lease cleared');
   PERFORM qt.eq(c.batch_retry_count || '/' || c.attempt_count, '0/0', 'counters reset');
   PERFORM qt.eq(c.total_consumed, 1::bigint, 'total_consumed += 1');
-  d := queen.log_dlq_head_v1(pid, 'grp', 'w4', 0, NULL, 'txn-1', NULL, 'again');
+  d := queen.log_dlq_head(pid, 'grp', 'w4', 0, NULL, 'txn-1', NULL, 'again');
   PERFORM qt.eq(d, '{"ok":false,"error":"invalid or expired lease"}'::jsonb, 'second filing refused');
   PERFORM qt.eq((SELECT count(*)::int FROM queen.log_dlq WHERE partition_id = pid), 1, 'one dlq row');
   r := qt.pop('retq', 'p', 'grp', 5, 1, 'w5');
@@ -134,13 +134,13 @@ BEGIN
   PERFORM qt.eq((r->>'poisonIndex')::int, 2, 'dlq item wins the tie');
   PERFORM qt.eq((r->>'committed')::bigint, 0::bigint, 'completed prefix');
   PERFORM qt.eq((qt.cursor('dlqq', 'p', '__QUEUE_MODE__')).batch_retry_count, 0, 'forced dlq: no charge');
-  d := queen.log_dlq_head_v1(pid, '__QUEUE_MODE__', 'x', 1, NULL, 't2', 'null', 'forced');
+  d := queen.log_dlq_head(pid, '__QUEUE_MODE__', 'x', 1, NULL, 't2', 'null', 'forced');
   PERFORM qt.eq((SELECT retry_count FROM queen.log_dlq WHERE id = (d->>'id')::uuid), 0, 'forced dlq retry_count 0');
   r := qt.pop('dlqq', 'p', '__QUEUE_MODE__', 3, 1, 'y');
   PERFORM qt.eq(qt.offs(r), ARRAY[2]::bigint[], 'completed-above-signal redelivers');
 
   -- DLQ disabled + exhausted: drop
-  PERFORM queen.configure_queue_v1(qt.tenant(), 'dropq', '{"deadLetterQueue":false,"dlqAfterMaxRetries":false,"retryLimit":1}', 'merge');
+  PERFORM queen.configure_queue(qt.tenant(), 'dropq', '{"deadLetterQueue":false,"dlqAfterMaxRetries":false,"retryLimit":1}', 'merge');
   PERFORM qt.push('dropq', 'p', 1, 2);
   r := qt.pop('dropq', 'p', 'g', 5, 1, 'a');
   r := qt.ack('dropq', 'p', 'g', 'a', ARRAY[2], ARRAY['failed']);
@@ -184,18 +184,18 @@ BEGIN
 
   r := qt.ack('llq', 'p', 'nobody', 'w', ARRAY[1], ARRAY['completed']);
   PERFORM qt.eq(r, '{"ok":false,"error":"consumer not found"}'::jsonb, 'consumer not found');
-  r := queen.log_ack_v1('00000000-0000-0000-0000-0000000000bb', pid, 'g', '', ARRAY[qt.h(12)], ARRAY['completed']);
+  r := queen.log_ack('00000000-0000-0000-0000-0000000000bb', pid, 'g', '', ARRAY[qt.h(12)], ARRAY['completed']);
   PERFORM qt.eq(r, '{"ok":false,"error":"partition not owned by tenant"}'::jsonb, 'foreign tenant');
-  r := queen.log_ack_v1(qt.tenant(), gen_random_uuid(), 'g', '', ARRAY[qt.h(12)], ARRAY['completed']);
+  r := queen.log_ack(qt.tenant(), gen_random_uuid(), 'g', '', ARRAY[qt.h(12)], ARRAY['completed']);
   PERFORM qt.eq(r, '{"ok":false,"error":"partition not owned by tenant"}'::jsonb, 'unknown partition');
-  r := queen.log_ack_v1(qt.tenant(), pid, 'g', '', ARRAY[qt.h(12)], NULL);
+  r := queen.log_ack(qt.tenant(), pid, 'g', '', ARRAY[qt.h(12)], NULL);
   PERFORM qt.eq((r->>'committed')::bigint, 6::bigint, 'NULL statuses = completed');
   BEGIN
-    PERFORM queen.log_ack_v1(qt.tenant(), pid, 'g', '', ARRAY[qt.h(1), qt.h(2)], ARRAY['completed']);
+    PERFORM queen.log_ack(qt.tenant(), pid, 'g', '', ARRAY[qt.h(1), qt.h(2)], ARRAY['completed']);
     RAISE EXCEPTION 'no raise';
   EXCEPTION WHEN OTHERS THEN
     PERFORM qt.ok(SQLERRM LIKE 'QACK misaligned%', 'misaligned raises: ' || SQLERRM);
   END;
-  r := queen.log_ack_v1(qt.tenant(), pid, 'g', '', '{}'::bytea[], '{}'::text[]);
+  r := queen.log_ack(qt.tenant(), pid, 'g', '', '{}'::bytea[], '{}'::text[]);
   PERFORM qt.eq((r->>'ok')::boolean, true, 'empty ack ok');
 END $$;

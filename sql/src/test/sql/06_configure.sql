@@ -2,7 +2,7 @@
 DO $$
 DECLARE r jsonb; o jsonb; qid uuid; s jsonb;
 BEGIN
-  r := queen.configure_queue_v1(qt.tenant(), 'orders', '{"leaseTime":120,"retryLimit":5,"dedupWindowSeconds":600,"namespace":"billing","task":"invoice"}', NULL);
+  r := queen.configure_queue(qt.tenant(), 'orders', '{"leaseTime":120,"retryLimit":5,"dedupWindowSeconds":600,"namespace":"billing","task":"invoice"}', NULL);
   PERFORM qt.eq(r->>'configured', 'true', 'configured');
   PERFORM qt.eq(r->'partitionId', 'null'::jsonb, 'partitionId null');
   PERFORM qt.eq(r->>'storage', 'segments', 'storage');
@@ -21,12 +21,12 @@ BEGIN
   PERFORM qt.eq((SELECT count(*)::int FROM queen.log_partitions WHERE queue_id = qid), 0, 'configure creates no partition');
 
   -- create without leaseTime: 300 (the configure default), not the column default 60
-  r := queen.configure_queue_v1(qt.tenant(), 'fresh', '{}', 'merge');
+  r := queen.configure_queue(qt.tenant(), 'fresh', '{}', 'merge');
   PERFORM qt.eq((r->'options'->>'leaseTime')::int, 300, 'configure default leaseTime 300');
   PERFORM qt.eq(r->>'namespace', '', 'configure default namespace empty');
 
   -- merge: absent keys keep, present keys set, null -> default
-  r := queen.configure_queue_v1(qt.tenant(), 'orders', '{"priority":7,"retryLimit":null}', 'merge');
+  r := queen.configure_queue(qt.tenant(), 'orders', '{"priority":7,"retryLimit":null}', 'merge');
   o := r->'options';
   PERFORM qt.eq((o->>'priority')::int, 7, 'merge sets priority');
   PERFORM qt.eq((o->>'leaseTime')::int, 120, 'merge keeps leaseTime');
@@ -36,7 +36,7 @@ BEGIN
   PERFORM qt.eq(r->>'queueId', qid::text, 'same queue id');
 
   -- replace: every key from defaults except the given ones
-  r := queen.configure_queue_v1(qt.tenant(), 'orders', '{"ttl":99}', 'replace');
+  r := queen.configure_queue(qt.tenant(), 'orders', '{"ttl":99}', 'replace');
   o := r->'options';
   PERFORM qt.eq((o->>'ttl')::int, 99, 'replace sets ttl');
   PERFORM qt.eq((o->>'priority')::int, 0, 'replace resets priority');
@@ -45,14 +45,14 @@ BEGIN
   PERFORM qt.eq(r->>'namespace', '', 'replace resets namespace');
 
   -- clamps and floors
-  r := queen.configure_queue_v1(qt.tenant(), 'orders', '{"minPopWaitTime":999999,"dedupWindowSeconds":-5}', 'merge');
+  r := queen.configure_queue(qt.tenant(), 'orders', '{"minPopWaitTime":999999,"dedupWindowSeconds":-5}', 'merge');
   PERFORM qt.eq((r->'options'->>'minPopWaitTime')::int, 60000, 'minPopWaitTime clamped to 60000');
   PERFORM qt.eq((r->'options'->>'dedupWindowSeconds')::int, 0, 'dedup floored at 0');
-  r := queen.configure_queue_v1(qt.tenant(), 'orders', '{"minPopWaitTime":-3}', 'merge');
+  r := queen.configure_queue(qt.tenant(), 'orders', '{"minPopWaitTime":-3}', 'merge');
   PERFORM qt.eq((r->'options'->>'minPopWaitTime')::int, 0, 'minPopWaitTime clamped to 0');
 
   -- every key settable; strings and booleans
-  r := queen.configure_queue_v1(qt.tenant(), 'allkeys',
+  r := queen.configure_queue(qt.tenant(), 'allkeys',
     '{"priority":1,"leaseTime":2,"retryLimit":3,"retryDelay":4,"maxSize":5,"ttl":6,"deadLetterQueue":false,
       "dlqAfterMaxRetries":false,"delayedProcessing":7,"windowBuffer":8,"retentionSeconds":9,"completedRetentionSeconds":10,
       "retentionEnabled":true,"encryptionEnabled":true,"maxWaitTimeSeconds":11,"minPopWaitTime":12,"dedupWindowSeconds":13,
@@ -64,20 +64,20 @@ BEGIN
       "retentionSinkHold":"s3-main","retentionSinkHoldMaxSeconds":3600}'::jsonb, 'all keys stored');
   PERFORM qt.eq((SELECT max_queue_size || '/' || retention_sink_hold FROM queen.queues WHERE name = 'allkeys'), '5/s3-main', 'columns');
   -- string-typed numbers cast fine; bad values raise
-  r := queen.configure_queue_v1(qt.tenant(), 'allkeys', '{"leaseTime":"45"}', 'merge');
+  r := queen.configure_queue(qt.tenant(), 'allkeys', '{"leaseTime":"45"}', 'merge');
   PERFORM qt.eq((r->'options'->>'leaseTime')::int, 45, '"45" casts');
   BEGIN
-    PERFORM queen.configure_queue_v1(qt.tenant(), 'allkeys', '{"leaseTime":"abc"}', 'merge');
+    PERFORM queen.configure_queue(qt.tenant(), 'allkeys', '{"leaseTime":"abc"}', 'merge');
     RAISE EXCEPTION 'no raise';
   EXCEPTION WHEN invalid_text_representation THEN NULL;
   END;
   BEGIN
-    PERFORM queen.configure_queue_v1(qt.tenant(), 'allkeys', '{"retryLimit":1.5}', 'merge');
+    PERFORM queen.configure_queue(qt.tenant(), 'allkeys', '{"retryLimit":1.5}', 'merge');
     RAISE EXCEPTION 'no raise';
   EXCEPTION WHEN invalid_text_representation THEN NULL;
   END;
   BEGIN
-    PERFORM queen.configure_queue_v1(qt.tenant(), 'allkeys', '{}', 'upsert');
+    PERFORM queen.configure_queue(qt.tenant(), 'allkeys', '{}', 'upsert');
     RAISE EXCEPTION 'no raise';
   EXCEPTION WHEN OTHERS THEN
     PERFORM qt.ok(SQLERRM LIKE 'QCONF mode%', 'bad mode raises: ' || SQLERRM);
@@ -86,17 +86,15 @@ BEGIN
 
   -- configure keeps a push-created queue's id and its partitions; tenant-scoped
   PERFORM qt.push('pushed.first', 'p', 1, 1);
-  r := queen.configure_queue_v1(qt.tenant(), 'pushed.first', '{"leaseTime":10}', 'merge');
+  r := queen.configure_queue(qt.tenant(), 'pushed.first', '{"leaseTime":10}', 'merge');
   PERFORM qt.eq(r->>'namespace', 'pushed', 'merge keeps the push-derived namespace');
   PERFORM qt.eq((SELECT count(*)::int FROM queen.log_partitions WHERE queue_id = (r->>'queueId')::uuid), 1, 'partition kept');
-  r := queen.configure_queue_v1('00000000-0000-0000-0000-0000000000dd', 'pushed.first', '{}', 'merge');
+  r := queen.configure_queue('00000000-0000-0000-0000-0000000000dd', 'pushed.first', '{}', 'merge');
   PERFORM qt.ok((r->>'queueId')::uuid <> (SELECT id FROM queen.queues WHERE tenant_id = qt.tenant() AND name = 'pushed.first'), 'other tenant, other queue');
 
-  -- settings the broker caches
-  s := queen.queue_settings_v1(qt.tenant(), 'allkeys');
-  PERFORM qt.eq(s, '{"exists":true,"encryptionEnabled":true,"leaseTime":45,"minPopWaitTime":12}'::jsonb, 'settings');
-  s := queen.queue_settings_v1(qt.tenant(), 'no-such-queue');
-  PERFORM qt.eq(s, '{"exists":false,"encryptionEnabled":false,"leaseTime":60,"minPopWaitTime":0}'::jsonb, 'settings of a missing queue');
+  -- the encryption flag the broker caches
+  PERFORM qt.eq(queen.queue_encryption(qt.tenant(), 'allkeys'), true, 'encryption flag');
+  PERFORM qt.eq(queen.queue_encryption(qt.tenant(), 'no-such-queue'), false, 'encryption flag of a missing queue');
   -- a configured lease time drives pops without leaseSeconds
   PERFORM qt.push('pushed.first', 'p', 2, 1);
   PERFORM qt.pop('pushed.first', 'p', 'g', 1, 1, 'w');

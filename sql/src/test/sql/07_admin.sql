@@ -12,13 +12,13 @@ BEGIN
   qid := (SELECT id FROM queen.queues WHERE tenant_id = t AND name = 'adm.one');
   -- queue mode: a has 0..1 completed and 2..3 leased; b untouched. A named group and a DLQ row too.
   PERFORM qt.pop('adm.one', 'a', '__QUEUE_MODE__', 2, 1, 'w', t => t);
-  PERFORM queen.log_ack_v1(t, pa, '__QUEUE_MODE__', 'w', ARRAY[qt.h(2)], ARRAY['completed']);
+  PERFORM queen.log_ack(t, pa, '__QUEUE_MODE__', 'w', ARRAY[qt.h(2)], ARRAY['completed']);
   PERFORM qt.pop('adm.one', 'a', '__QUEUE_MODE__', 2, 1, 'w2', t => t);
   PERFORM qt.pop('adm.one', NULL, 'bus', 100, 0, 'wb', t => t);
   INSERT INTO queen.log_dlq (partition_id, consumer_group, "offset", payload, error, retry_count) VALUES (pa, 'bus', 0, '1', 'x', 3);
   INSERT INTO queen.retention_history (partition_id, messages_deleted, retention_type) VALUES (pa, 0, 'retention');
 
-  r := queen.get_queues_v1(t);
+  r := queen.get_queues(t);
   PERFORM qt.eq(jsonb_array_length(r->'queues'), 2, 'two queues for the tenant');
   SELECT e INTO q FROM jsonb_array_elements(r->'queues') e WHERE e->>'name' = 'adm.one';
   PERFORM qt.eq(q->>'id', qid::text, 'id');
@@ -28,9 +28,9 @@ BEGIN
   PERFORM qt.eq(q->'messages', '{"total":9,"pending":5,"processing":2}'::jsonb, 'messages (queue-mode cursor)');
   PERFORM qt.ok((q->>'retainedBytes')::bigint > 0, 'retainedBytes');
   PERFORM qt.ok(q->>'createdAt' LIKE '%Z', 'createdAt');
-  PERFORM qt.eq(queen.get_queues_v1('00000000-0000-0000-0000-0000000000ef'), '{"queues":[]}'::jsonb, 'empty tenant');
+  PERFORM qt.eq(queen.get_queues('00000000-0000-0000-0000-0000000000ef'), '{"queues":[]}'::jsonb, 'empty tenant');
 
-  r := queen.get_queue_v1(t, 'adm.one');
+  r := queen.get_queue(t, 'adm.one');
   PERFORM qt.eq((SELECT count(*)::int FROM jsonb_object_keys(r->'options')), 21, 'detail options: 21 keys');
   PERFORM qt.eq(r->'totals', '{"total":9,"pending":5,"processing":2,"completed":2,"deadLetter":1}'::jsonb, 'totals');
   PERFORM qt.eq(r->'segments', '{"segments":3,"messages":9}'::jsonb, 'detail segments');
@@ -40,11 +40,11 @@ BEGIN
   PERFORM qt.eq(p->>'id', pa::text, 'partition id');
   PERFORM qt.eq(p->'stats', '{"total":6,"pending":2,"processing":2,"completed":2,"failed":null,"deadLetter":1}'::jsonb, 'partition stats');
   PERFORM qt.ok(p->>'oldestMessage' <= p->>'newestMessage', 'oldest <= newest');
-  PERFORM qt.eq(queen.get_queue_v1(t, 'nope'), '{"error":"Queue not found"}'::jsonb, 'missing queue');
-  PERFORM qt.eq(queen.get_queue_v1(qt.tenant(), 'adm.one'), '{"error":"Queue not found"}'::jsonb, 'other tenant cannot see it');
+  PERFORM qt.eq(queen.get_queue(t, 'nope'), '{"error":"Queue not found"}'::jsonb, 'missing queue');
+  PERFORM qt.eq(queen.get_queue(qt.tenant(), 'adm.one'), '{"error":"Queue not found"}'::jsonb, 'other tenant cannot see it');
 
   -- delete
-  d := queen.delete_queue_v1(t, 'adm.one');
+  d := queen.delete_queue(t, 'adm.one');
   PERFORM qt.eq(d->>'deleted' || '/' || (d->>'existed') || '/' || (d->>'queue'), 'true/true/adm.one', 'delete answer');
   PERFORM qt.eq((SELECT array_agg(x::uuid ORDER BY x::uuid) FROM jsonb_array_elements_text(d->'partitionIds') x),
                 (SELECT array_agg(x ORDER BY x) FROM unnest(ARRAY[pa, pb]) x), 'partitionIds');
@@ -58,7 +58,7 @@ BEGIN
   PERFORM qt.eq((SELECT count(*)::int FROM queen.consumer_groups_metadata WHERE queue_id = qid), 0, 'metadata gone');
   PERFORM qt.eq((SELECT count(*)::int FROM queen.consumer_watermarks WHERE queue_id = qid), 0, 'watermarks gone');
   PERFORM qt.eq((SELECT count(*)::int FROM queen.log_segments WHERE partition_id = pk), 1, 'other queue untouched');
-  d := queen.delete_queue_v1(t, 'adm.one');
+  d := queen.delete_queue(t, 'adm.one');
   PERFORM qt.eq(d->>'existed', 'false', 'second delete: existed false');
   PERFORM qt.eq(d->>'deleted', 'true', 'SP always says deleted');
   -- recreate after delete: fresh offsets, and a fresh group registration

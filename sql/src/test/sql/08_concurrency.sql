@@ -34,7 +34,7 @@ BEGIN
 
   -- 1. B holds one cursor row locked (an in-flight pop of partition p1, group g): A skips it and takes p2.
   PERFORM dblink_exec('b', 'BEGIN');
-  PERFORM * FROM dblink('b', $q$SELECT count(*) FROM queen.log_pop_v1('00000000-0000-0000-0000-000000000001',
+  PERFORM * FROM dblink('b', $q$SELECT count(*) FROM queen.log_pop('00000000-0000-0000-0000-000000000001',
       'conc.q', 'p1', 'g', 10, 1, 30, 'wb', false, 'all', NULL)$q$) AS x(n bigint);
   t0 := clock_timestamp();
   r := qt.pop('conc.q', NULL, 'g', 10, 0, 'wa');
@@ -51,7 +51,7 @@ BEGIN
   -- 2. B is registering a brand-new group (metadata insert + bulk seed, uncommitted): A's pop of that group skips
   --    the queue instead of waiting on the registration.
   PERFORM dblink_exec('b', 'BEGIN');
-  PERFORM * FROM dblink('b', $q$SELECT count(*) FROM queen.log_pop_v1('00000000-0000-0000-0000-000000000001',
+  PERFORM * FROM dblink('b', $q$SELECT count(*) FROM queen.log_pop('00000000-0000-0000-0000-000000000001',
       'conc.q', NULL, 'fresh', 1, 1, 30, 'wb', false, 'all', NULL)$q$) AS x(n bigint);
   r := qt.pop('conc.q', NULL, 'fresh', 10, 0, 'wa');
   PERFORM qt.eq(r, '[]'::jsonb, 'concurrent registration: skipped, no wait');
@@ -70,7 +70,7 @@ BEGIN
   -- 3. B has an uncommitted push on p1 (partition row lock held): A's pop of a new group on p1 (cursor insert with
   --    an FK check on that partition) does not wait and delivers the committed data only.
   PERFORM dblink_exec('b', 'BEGIN');
-  PERFORM * FROM dblink('b', $q$SELECT queen.log_push_v1('00000000-0000-0000-0000-000000000001', 'conc.q', 'p1', 1,
+  PERFORM * FROM dblink('b', $q$SELECT queen.log_push('00000000-0000-0000-0000-000000000001', 'conc.q', 'p1', 1,
       decode('000000000000000000000000000000ff', 'hex'), '\x00')::text$q$) AS x(j text);
   r := qt.pop('conc.q', 'p1', 'during_push', 10, 1, 'wa');
   PERFORM qt.eq(qt.offs(r), ARRAY[0,1]::bigint[], 'pop during an in-flight push');

@@ -6,7 +6,7 @@ DO $$
 DECLARE k int; n int := 10000; b int := 1000; r jsonb; t0 timestamptz; ms numeric; total int;
 BEGIN
   FOR k IN 0 .. n / b - 1 LOOP
-    PERFORM queen.log_push_multi_v1(
+    PERFORM qt.multi(
       array_fill(qt.tenant(), ARRAY[b]),
       array_fill('perf.q'::text, ARRAY[b]),
       (SELECT array_agg('p' || lpad((k * b + i)::text, 5, '0') ORDER BY i) FROM generate_series(0, b - 1) i),

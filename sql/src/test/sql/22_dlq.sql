@@ -1,9 +1,9 @@
--- DLQ: delete_message_v1, get_dlq_messages_v1, purge_dlq_v1, dlq_row_v1, dlq_newest_for_address_v1 (ENGINE §7.2).
+-- DLQ: delete_message, get_dlq_messages, purge_dlq, dlq_row, dlq_newest_for_address (ENGINE §7.2).
 
 CREATE OR REPLACE FUNCTION qt.dlq_ids(r jsonb) RETURNS uuid[] LANGUAGE sql IMMUTABLE AS $$
   SELECT COALESCE(array_agg((e->>'id')::uuid ORDER BY o), '{}') FROM jsonb_array_elements(r->'messages') WITH ORDINALITY x(e, o) $$;
 
--- delete_message_v1: every group's row of the address, tenant-scoped.
+-- delete_message: every group's row of the address, tenant-scoped.
 DO $$
 DECLARE
   t uuid := '00000000-0000-0000-0000-0000000022a1';
@@ -17,17 +17,17 @@ BEGIN
     (p, 'g1', 1, 'tx-1', '{"a":1}', 'e', 1), (p, 'g2', 1, 'tx-1', '{"a":1}', 'e', 1), (p, '__QUEUE_MODE__', 1, 'tx-1', '{"a":1}', 'e', 1),
     (p, 'g1', 2, 'tx-2', '{"a":2}', 'e', 1), (p2, 'g1', 1, 'tx-1', '{"a":1}', 'e', 1);
 
-  PERFORM qt.eq(queen.delete_message_v1(o, p, 'tx-1'), '{"deleted":0}'::jsonb, 'foreign tenant deletes nothing');
+  PERFORM qt.eq(queen.delete_message(o, p, 'tx-1'), '{"deleted":0}'::jsonb, 'foreign tenant deletes nothing');
   PERFORM qt.eq((SELECT count(*)::int FROM queen.log_dlq WHERE partition_id = p), 4, 'rows intact');
-  PERFORM qt.eq(queen.delete_message_v1(t, p, 'tx-1'), '{"deleted":3}'::jsonb, 'all groups deleted');
+  PERFORM qt.eq(queen.delete_message(t, p, 'tx-1'), '{"deleted":3}'::jsonb, 'all groups deleted');
   PERFORM qt.eq((SELECT count(*)::int FROM queen.log_dlq WHERE partition_id = p AND transaction_id = 'tx-1'), 0, 'address gone');
   PERFORM qt.eq((SELECT count(*)::int FROM queen.log_dlq WHERE partition_id = p AND transaction_id = 'tx-2'), 1, 'other address kept');
   PERFORM qt.eq((SELECT count(*)::int FROM queen.log_dlq WHERE partition_id = p2), 1, 'same txn on another partition kept');
-  PERFORM qt.eq(queen.delete_message_v1(t, p, 'tx-1'), '{"deleted":0}'::jsonb, 'idempotent');
-  PERFORM qt.eq(queen.delete_message_v1(t, gen_random_uuid(), 'tx-2'), '{"deleted":0}'::jsonb, 'unknown partition');
+  PERFORM qt.eq(queen.delete_message(t, p, 'tx-1'), '{"deleted":0}'::jsonb, 'idempotent');
+  PERFORM qt.eq(queen.delete_message(t, gen_random_uuid(), 'tx-2'), '{"deleted":0}'::jsonb, 'unknown partition');
 END $$;
 
--- get_dlq_messages_v1: order, shape, tenant scoping, retryCount fallback, filters, paging, cursor.
+-- get_dlq_messages: order, shape, tenant scoping, retryCount fallback, filters, paging, cursor.
 DO $$
 DECLARE
   t uuid := '00000000-0000-0000-0000-0000000022a3';
@@ -63,7 +63,7 @@ BEGIN
          ('00000000-0000-4000-8000-0000000000f2', pb, 'g3', 0, 'tie-2', '2', 'e', 1, base);
   idt1 := '00000000-0000-4000-8000-0000000000f1'; idt2 := '00000000-0000-4000-8000-0000000000f2';
 
-  r := queen.get_dlq_messages_v1(t, '{}');
+  r := queen.get_dlq_messages(t, '{}');
   PERFORM qt.eq(qt.dlq_ids(r), ARRAY[id4, id3, id2, id1, idt2, idt1], 'failed_at DESC, id DESC; tenant only; orphans hidden');
   PERFORM qt.eq(r->'pagination', '{"limit":100,"offset":0}'::jsonb, 'pagination defaults');
   PERFORM qt.eq(r->'total', '6'::jsonb, 'total = page length');
@@ -84,29 +84,29 @@ BEGIN
   PERFORM qt.eq(e->'data', '{"encrypted":"AAA","iv":"BBB","authTag":"CCC"}'::jsonb, 'envelope verbatim');
 
   -- other tenant sees only its own row
-  r := queen.get_dlq_messages_v1(o, '{}');
+  r := queen.get_dlq_messages(o, '{}');
   PERFORM qt.eq(jsonb_array_length(r->'messages'), 1, 'foreign tenant: own row only');
   PERFORM qt.eq(r->'messages'->0->>'transactionId', 'foreign', 'foreign row');
-  PERFORM qt.eq(jsonb_array_length(queen.get_dlq_messages_v1(qt.tenant(), '{"queue":"dlq.list"}')->'messages'), 0, 'default tenant');
+  PERFORM qt.eq(jsonb_array_length(queen.get_dlq_messages(qt.tenant(), '{"queue":"dlq.list"}')->'messages'), 0, 'default tenant');
 
   -- filters
-  PERFORM qt.eq(qt.dlq_ids(queen.get_dlq_messages_v1(t, '{"queue":"dlq.list"}')), ARRAY[id3, id2, id1, idt2, idt1], 'queue');
-  PERFORM qt.eq(qt.dlq_ids(queen.get_dlq_messages_v1(t, '{"queue":"dlq"}')), '{}'::uuid[], 'queue exact');
-  PERFORM qt.eq(qt.dlq_ids(queen.get_dlq_messages_v1(t, '{"consumerGroup":"g1"}')), ARRAY[id4, id3, id1], 'consumerGroup');
-  PERFORM qt.eq(qt.dlq_ids(queen.get_dlq_messages_v1(t, '{"queue":"dlq.list","partition":"a"}')), ARRAY[id2, id1], 'partition');
-  PERFORM qt.eq(qt.dlq_ids(queen.get_dlq_messages_v1(t, '{"from":"2026-07-30T10:02:00Z","to":"2026-07-30T10:04:00Z"}')),
+  PERFORM qt.eq(qt.dlq_ids(queen.get_dlq_messages(t, '{"queue":"dlq.list"}')), ARRAY[id3, id2, id1, idt2, idt1], 'queue');
+  PERFORM qt.eq(qt.dlq_ids(queen.get_dlq_messages(t, '{"queue":"dlq"}')), '{}'::uuid[], 'queue exact');
+  PERFORM qt.eq(qt.dlq_ids(queen.get_dlq_messages(t, '{"consumerGroup":"g1"}')), ARRAY[id4, id3, id1], 'consumerGroup');
+  PERFORM qt.eq(qt.dlq_ids(queen.get_dlq_messages(t, '{"queue":"dlq.list","partition":"a"}')), ARRAY[id2, id1], 'partition');
+  PERFORM qt.eq(qt.dlq_ids(queen.get_dlq_messages(t, '{"from":"2026-07-30T10:02:00Z","to":"2026-07-30T10:04:00Z"}')),
                 ARRAY[id3, id2], 'from inclusive, to exclusive');
-  PERFORM qt.ok(queen.get_dlq_messages_v1(t, '{"from":"garbage"}') ? 'error', 'bad from');
+  PERFORM qt.ok(queen.get_dlq_messages(t, '{"from":"garbage"}') ? 'error', 'bad from');
 
   -- limit / offset
-  r := queen.get_dlq_messages_v1(t, '{"limit":"2","offset":"1"}');
+  r := queen.get_dlq_messages(t, '{"limit":"2","offset":"1"}');
   PERFORM qt.eq(qt.dlq_ids(r), ARRAY[id3, id2], 'limit/offset');
   PERFORM qt.eq(r->'pagination', '{"limit":2,"offset":1}'::jsonb, 'pagination echo');
   PERFORM qt.eq(r->'total', '2'::jsonb, 'total');
   PERFORM qt.ok(r->>'nextCursor' IS NOT NULL, 'full page -> cursor');
 
   -- cursor paging with inserts between pages (newer rows never show up in later pages)
-  r := queen.get_dlq_messages_v1(t, '{"limit":"2"}');
+  r := queen.get_dlq_messages(t, '{"limit":"2"}');
   LOOP
     n := n + 1;
     seen := seen || qt.dlq_ids(r);
@@ -114,17 +114,17 @@ BEGIN
     EXIT WHEN cur IS NULL OR n > 20;
     INSERT INTO queen.log_dlq (partition_id, consumer_group, "offset", transaction_id, payload, error, retry_count, failed_at)
     VALUES (pa, 'g9', 0, 'late-' || n, '{}', 'e', 1, base + interval '1 hour');
-    r := queen.get_dlq_messages_v1(t, jsonb_build_object('limit', '2', 'offset', '5', 'cursor', cur));
+    r := queen.get_dlq_messages(t, jsonb_build_object('limit', '2', 'offset', '5', 'cursor', cur));
     PERFORM qt.eq(r->'pagination'->'offset', '0'::jsonb, 'cursor ignores offset');
   END LOOP;
   PERFORM qt.eq(seen, ARRAY[id4, id3, id2, id1, idt2, idt1], 'cursor pages: every row once (incl. the failed_at tie)');
   PERFORM qt.eq(n, 4, 'three full pages + the empty one');
-  PERFORM qt.ok(queen.get_dlq_messages_v1(t, '{"cursor":"zzz"}') ? 'error', 'bad cursor');
-  PERFORM qt.ok(queen.get_dlq_messages_v1(t, jsonb_build_object('cursor', queen._msg_cursor_encode(1, now(), pa, 1))) ? 'error',
+  PERFORM qt.ok(queen.get_dlq_messages(t, '{"cursor":"zzz"}') ? 'error', 'bad cursor');
+  PERFORM qt.ok(queen.get_dlq_messages(t, jsonb_build_object('cursor', queen._msg_cursor_encode(1, now(), pa, 1))) ? 'error',
                 'listing cursor rejected');
 END $$;
 
--- purge_dlq_v1: exact queue, optional group, tenant-scoped.
+-- purge_dlq: exact queue, optional group, tenant-scoped.
 DO $$
 DECLARE
   t uuid := '00000000-0000-0000-0000-0000000022a5';
@@ -139,20 +139,20 @@ BEGIN
   INSERT INTO queen.log_dlq (partition_id, consumer_group, "offset", transaction_id, payload)
   SELECT pid, g, 0, 'tx', '{}' FROM unnest(ARRAY[p1, p2, p3, po]) pid, unnest(ARRAY['g1', 'g2']) g;
 
-  PERFORM qt.eq(queen.purge_dlq_v1(t, 'purge', NULL), '{"deleted":0}'::jsonb, 'exact queue name only');
-  PERFORM qt.eq(queen.purge_dlq_v1(t, '', NULL), '{"deleted":0}'::jsonb, 'empty queue deletes nothing');
-  PERFORM qt.eq(queen.purge_dlq_v1(t, NULL, NULL), '{"deleted":0}'::jsonb, 'NULL queue deletes nothing');
-  PERFORM qt.eq(queen.purge_dlq_v1(t, 'purge.q', 'g1'), '{"deleted":2}'::jsonb, 'one group across partitions');
+  PERFORM qt.eq(queen.purge_dlq(t, 'purge', NULL), '{"deleted":0}'::jsonb, 'exact queue name only');
+  PERFORM qt.eq(queen.purge_dlq(t, '', NULL), '{"deleted":0}'::jsonb, 'empty queue deletes nothing');
+  PERFORM qt.eq(queen.purge_dlq(t, NULL, NULL), '{"deleted":0}'::jsonb, 'NULL queue deletes nothing');
+  PERFORM qt.eq(queen.purge_dlq(t, 'purge.q', 'g1'), '{"deleted":2}'::jsonb, 'one group across partitions');
   PERFORM qt.eq((SELECT count(*)::int FROM queen.log_dlq WHERE partition_id IN (p1, p2) AND consumer_group = 'g2'), 2, 'other group kept');
-  PERFORM qt.eq(queen.purge_dlq_v1(t, 'purge.q', ''), '{"deleted":2}'::jsonb, 'empty group = all groups');
+  PERFORM qt.eq(queen.purge_dlq(t, 'purge.q', ''), '{"deleted":2}'::jsonb, 'empty group = all groups');
   PERFORM qt.eq((SELECT count(*)::int FROM queen.log_dlq WHERE partition_id IN (p1, p2)), 0, 'queue purged');
   PERFORM qt.eq((SELECT count(*)::int FROM queen.log_dlq WHERE partition_id = p3), 2, 'other queue kept');
   PERFORM qt.eq((SELECT count(*)::int FROM queen.log_dlq WHERE partition_id = po), 2, 'other tenant kept');
-  PERFORM qt.eq(queen.purge_dlq_v1(t, 'purge.q', NULL), '{"deleted":0}'::jsonb, 'idempotent');
-  PERFORM qt.eq(queen.purge_dlq_v1(o, 'purge.q', NULL), '{"deleted":2}'::jsonb, 'owner tenant purges its own');
+  PERFORM qt.eq(queen.purge_dlq(t, 'purge.q', NULL), '{"deleted":0}'::jsonb, 'idempotent');
+  PERFORM qt.eq(queen.purge_dlq(o, 'purge.q', NULL), '{"deleted":2}'::jsonb, 'owner tenant purges its own');
 END $$;
 
--- dlq_row_v1 / dlq_newest_for_address_v1.
+-- dlq_row / dlq_newest_for_address.
 DO $$
 DECLARE
   t uuid := '00000000-0000-0000-0000-0000000022a7';
@@ -167,7 +167,7 @@ BEGIN
   INSERT INTO queen.log_dlq (partition_id, consumer_group, "offset", transaction_id, payload, error, retry_count, failed_at)
   VALUES (p, 'g2', 2, 'order-9', '"s"', 'e', NULL, now()) RETURNING id INTO id2;
 
-  SELECT * INTO r FROM queen.dlq_row_v1(t, id1::text);
+  SELECT * INTO r FROM queen.dlq_row(t, id1::text);
   PERFORM qt.eq(r.id, id1, 'row id');
   PERFORM qt.eq(r.partition_id, p, 'partition_id');
   PERFORM qt.eq(r.queue || '/' || r.partition, 'row.q/eu', 'names');
@@ -179,23 +179,23 @@ BEGIN
   PERFORM qt.eq(r.retry_count, 3, 'retry_count');
   PERFORM qt.ok(r.failed_at IS NOT NULL, 'failed_at');
   -- spellings PostgreSQL accepts
-  PERFORM qt.eq((SELECT x.id FROM queen.dlq_row_v1(t, upper(id1::text)) x), id1, 'upper case');
-  PERFORM qt.eq((SELECT x.id FROM queen.dlq_row_v1(t, replace(id1::text, '-', '')) x), id1, 'no hyphens');
-  PERFORM qt.eq((SELECT x.id FROM queen.dlq_row_v1(t, '{' || id1 || '}') x), id1, 'braces');
+  PERFORM qt.eq((SELECT x.id FROM queen.dlq_row(t, upper(id1::text)) x), id1, 'upper case');
+  PERFORM qt.eq((SELECT x.id FROM queen.dlq_row(t, replace(id1::text, '-', '')) x), id1, 'no hyphens');
+  PERFORM qt.eq((SELECT x.id FROM queen.dlq_row(t, '{' || id1 || '}') x), id1, 'braces');
   -- never raises, just no row
-  PERFORM qt.eq((SELECT count(*)::int FROM queen.dlq_row_v1(t, 'not-a-uuid')), 0, 'malformed id');
-  PERFORM qt.eq((SELECT count(*)::int FROM queen.dlq_row_v1(t, '')), 0, 'empty id');
-  PERFORM qt.eq((SELECT count(*)::int FROM queen.dlq_row_v1(t, NULL)), 0, 'NULL id');
-  PERFORM qt.eq((SELECT count(*)::int FROM queen.dlq_row_v1(t, id1 || 'ff')), 0, 'too long');
-  PERFORM qt.eq((SELECT count(*)::int FROM queen.dlq_row_v1(t, gen_random_uuid()::text)), 0, 'unknown id');
-  PERFORM qt.eq((SELECT count(*)::int FROM queen.dlq_row_v1(o, id1::text)), 0, 'foreign tenant');
+  PERFORM qt.eq((SELECT count(*)::int FROM queen.dlq_row(t, 'not-a-uuid')), 0, 'malformed id');
+  PERFORM qt.eq((SELECT count(*)::int FROM queen.dlq_row(t, '')), 0, 'empty id');
+  PERFORM qt.eq((SELECT count(*)::int FROM queen.dlq_row(t, NULL)), 0, 'NULL id');
+  PERFORM qt.eq((SELECT count(*)::int FROM queen.dlq_row(t, id1 || 'ff')), 0, 'too long');
+  PERFORM qt.eq((SELECT count(*)::int FROM queen.dlq_row(t, gen_random_uuid()::text)), 0, 'unknown id');
+  PERFORM qt.eq((SELECT count(*)::int FROM queen.dlq_row(o, id1::text)), 0, 'foreign tenant');
 
-  SELECT * INTO r FROM queen.dlq_newest_for_address_v1(t, p, 'order-9');
+  SELECT * INTO r FROM queen.dlq_newest_for_address(t, p, 'order-9');
   PERFORM qt.eq(r.id, id2, 'newest row of the address');
   PERFORM qt.eq(r.payload, '"s"', 'payload text');
   PERFORM qt.eq(r.retry_count, NULL::int, 'NULL retry_count as stored');
-  PERFORM qt.eq((SELECT count(*)::int FROM queen.dlq_newest_for_address_v1(t, p, 'order-9')), 1, 'at most one');
-  PERFORM qt.eq((SELECT count(*)::int FROM queen.dlq_newest_for_address_v1(o, p, 'order-9')), 0, 'foreign tenant');
-  PERFORM qt.eq((SELECT count(*)::int FROM queen.dlq_newest_for_address_v1(t, p, 'order-x')), 0, 'unknown txn');
-  PERFORM qt.eq((SELECT count(*)::int FROM queen.dlq_newest_for_address_v1(t, gen_random_uuid(), 'order-9')), 0, 'unknown pid');
+  PERFORM qt.eq((SELECT count(*)::int FROM queen.dlq_newest_for_address(t, p, 'order-9')), 1, 'at most one');
+  PERFORM qt.eq((SELECT count(*)::int FROM queen.dlq_newest_for_address(o, p, 'order-9')), 0, 'foreign tenant');
+  PERFORM qt.eq((SELECT count(*)::int FROM queen.dlq_newest_for_address(t, p, 'order-x')), 0, 'unknown txn');
+  PERFORM qt.eq((SELECT count(*)::int FROM queen.dlq_newest_for_address(t, gen_random_uuid(), 'order-9')), 0, 'unknown pid');
 END $$;

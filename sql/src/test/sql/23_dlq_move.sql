@@ -1,4 +1,4 @@
--- queen.log_dlq_move_v1: the DLQ move primitive (ENGINE §7.3, "What dlq_move_semantics asserts").
+-- queen.log_dlq_move: the DLQ move primitive (ENGINE §7.3, "What dlq_move_semantics asserts").
 
 CREATE OR REPLACE FUNCTION qt.dlq_row(p uuid, grp text, off bigint, txn text, payload jsonb DEFAULT '{"v":1}')
 RETURNS uuid LANGUAGE sql AS $$
@@ -6,7 +6,7 @@ RETURNS uuid LANGUAGE sql AS $$
   VALUES (p, grp, off, gen_random_uuid(), txn, payload, 'boom', 2) RETURNING id $$;
 
 CREATE OR REPLACE FUNCTION qt.move(t uuid, id uuid, q text, p text, n bigint) RETURNS jsonb LANGUAGE sql AS $$
-  SELECT queen.log_dlq_move_v1(t, id, q, p, qt.h(n), convert_to('moved-' || n, 'UTF8')) $$;
+  SELECT queen.log_dlq_move(t, id, q, p, qt.h(n), convert_to('moved-' || n, 'UTF8')) $$;
 
 -- moved / gone / two groups / in place.
 DO $$
@@ -149,7 +149,7 @@ BEGIN
   LOOP
     ok := false;
     BEGIN
-      PERFORM queen.log_dlq_move_v1(t, id1, bad.q, bad.pn, bad.h, bad.b);
+      PERFORM queen.log_dlq_move(t, id1, bad.q, bad.pn, bad.h, bad.b);
     EXCEPTION WHEN OTHERS THEN
       GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT;
       ok := msg LIKE bad.want || '%';
@@ -162,7 +162,7 @@ BEGIN
   -- a guard raises even for a row that does not exist (the guards run first)
   ok := false;
   BEGIN
-    PERFORM queen.log_dlq_move_v1(t, gen_random_uuid(), 'x', 'y', '\x01', '\x00');
+    PERFORM queen.log_dlq_move(t, gen_random_uuid(), 'x', 'y', '\x01', '\x00');
   EXCEPTION WHEN OTHERS THEN ok := true;
   END;
   PERFORM qt.ok(ok, 'guards before the claim');
@@ -187,7 +187,7 @@ DECLARE
   p uuid := qt.pid('mv.race', 'a', '00000000-0000-0000-0000-0000000023a6');
   id1 uuid := (SELECT id FROM queen.log_dlq WHERE partition_id = p);
   cs text; ra text; rb text; busy int; i int;
-  sql text := format('SELECT queen.log_dlq_move_v1(%L, %L, %L, %L, %L::bytea, %L::bytea)::text',
+  sql text := format('SELECT queen.log_dlq_move(%L, %L, %L, %L, %L::bytea, %L::bytea)::text',
                      t, id1, 'mv.race', 'a', qt.h(77), '\x01');
 BEGIN
   BEGIN

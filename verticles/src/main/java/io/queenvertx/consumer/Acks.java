@@ -26,9 +26,9 @@ import java.util.UUID;
 
 /**
  * Acknowledgements (ENGINE.md §5): items are grouped per (partition, consumer group, lease) and each group is one
- * {@code log_ack_v1} call; its verdict is spread back onto the items in request order (the table of ENGINE.md §5.3).
+ * {@code log_ack} call; its verdict is spread back onto the items in request order (the table of ENGINE.md §5.3).
  * A dead-letter hand-off is completed here: the poison frame is decoded from its segment and filed with a payload
- * snapshot by {@code log_dlq_head_v1}.
+ * snapshot by {@code log_dlq_head}.
  */
 final class Acks {
   static final String STALE = "already committed: the cursor moved past this message before this ack";
@@ -100,7 +100,7 @@ final class Acks {
       hashes[j] = Buffer.buffer(TxnHash.of(it.transactionId()));
       statuses[j] = it.status();
     }
-    return node.pool().preparedQuery("SELECT queen.log_ack_v1($1, $2, $3, $4, $5::bytea[], $6::text[])")
+    return node.pool().preparedQuery("SELECT queen.log_ack($1, $2, $3, $4, $5::bytea[], $6::text[])")
         .execute(Tuple.of(tenant, pid, g.group(), g.leaseId(), hashes, statuses))
         .compose(rows -> {
           JsonObject r = (JsonObject) rows.iterator().next().getValue(0);
@@ -149,7 +149,7 @@ final class Acks {
   /** Decodes the poison frame and files it (ENGINE.md §7.1); fails with the reason when it cannot be filed. */
   Future<Void> fileDeadLetter(UUID pid, String group, String worker, long off,
                               java.util.function.Function<String, String> errorOf) {
-    return node.pool().preparedQuery("SELECT base_offset, blob FROM queen.log_segment_at_v1($1, $2)")
+    return node.pool().preparedQuery("SELECT base_offset, blob FROM queen.log_segment_at($1, $2)")
         .execute(Tuple.of(pid, off))
         .compose(rows -> {
           var it = rows.iterator();
@@ -171,7 +171,7 @@ final class Acks {
           String snapshot = f.payload().length == 0 ? "null" : new String(f.payload(), StandardCharsets.UTF_8);
           String error = errorOf.apply(f.transactionId());
           return node.pool()
-              .preparedQuery("SELECT queen.log_dlq_head_v1($1, $2, $3, $4, $5, $6, $7::text::jsonb, $8)")
+              .preparedQuery("SELECT queen.log_dlq_head($1, $2, $3, $4, $5, $6, $7::text::jsonb, $8)")
               .execute(Tuple.of(pid, group, worker, off, f.messageId(), f.transactionId(), snapshot, error))
               .compose(res -> {
                 JsonObject v = (JsonObject) res.iterator().next().getValue(0);

@@ -35,7 +35,7 @@ import org.slf4j.LoggerFactory;
 public final class ConsumerVerticle extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(ConsumerVerticle.class);
   private static final String POP_SQL =
-      "SELECT * FROM queen.log_pop_v2($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)";
+      "SELECT * FROM queen.log_pop($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)";
   static final long DECODE_TIMEOUT_MS = 30_000;
 
   /** One parked long poll. */
@@ -291,7 +291,7 @@ public final class ConsumerVerticle extends VerticleBase {
 
   private void onLease(Message<LeaseCommand> msg) {
     LeaseCommand c = msg.body();
-    node.pool().preparedQuery("SELECT queen.log_renew_lease_v1($1, $2, $3)")
+    node.pool().preparedQuery("SELECT queen.log_renew_lease($1, $2, $3)")
         .execute(Tuple.of(c.tenant(), c.leaseId(), c.seconds()))
         .onSuccess(rows -> {
           JsonObject r = (JsonObject) rows.iterator().next().getValue(0);

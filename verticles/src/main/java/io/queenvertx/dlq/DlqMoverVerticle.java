@@ -24,7 +24,7 @@ import java.util.UUID;
 /**
  * The DLQ mover (seed "POST /api/v1/messages/:partitionId/:transactionId/retry", ENGINE.md §7.3): reads the row,
  * decrypts its snapshot, packs one frame with transaction id {@code dlq:<row id>} (encrypted for the destination
- * queue), and lets {@code log_dlq_move_v1} claim the row FOR UPDATE, push the frame and delete the row in ONE
+ * queue), and lets {@code log_dlq_move} claim the row FOR UPDATE, push the frame and delete the row in ONE
  * transaction. Afterwards the landing is announced, also for a duplicate, so parked pops wake. Deployed as a worker
  * (crypto and zstd).
  */
@@ -54,9 +54,9 @@ public final class DlqMoverVerticle extends VerticleBase {
 
   private Future<Row> lookup(DlqMoveCommand c) {
     var q = c.byAddress()
-        ? node.pool().preparedQuery("SELECT * FROM queen.dlq_newest_for_address_v1($1, $2, $3)")
+        ? node.pool().preparedQuery("SELECT * FROM queen.dlq_newest_for_address($1, $2, $3)")
             .execute(Tuple.of(c.tenant(), c.partitionId(), c.transactionId()))
-        : node.pool().preparedQuery("SELECT * FROM queen.dlq_row_v1($1, $2)").execute(Tuple.of(c.tenant(), c.dlqId()));
+        : node.pool().preparedQuery("SELECT * FROM queen.dlq_row($1, $2)").execute(Tuple.of(c.tenant(), c.dlqId()));
     return q.map(rows -> rows.size() == 0 ? null : rows.iterator().next());
   }
 
@@ -79,7 +79,7 @@ public final class DlqMoverVerticle extends VerticleBase {
       UUID newId = UuidV7.next();
       byte[] blob = Segment.pack(java.util.List.of(new Frame(newId, txn, null, null, p, encrypted)),
           node.config().zstdLevel());
-      return node.pool().preparedQuery("SELECT queen.log_dlq_move_v1($1, $2, $3, $4, $5, $6)")
+      return node.pool().preparedQuery("SELECT queen.log_dlq_move($1, $2, $3, $4, $5, $6)")
           .execute(Tuple.of(c.tenant(), id, queue, partition, Buffer.buffer(TxnHash.of(txn)), Buffer.buffer(blob)))
           .map(rows -> verdict(c, row, (JsonObject) rows.iterator().next().getValue(0), newId, txn, queue, partition))
           .otherwise(DlqMoverVerticle::moveFailed);

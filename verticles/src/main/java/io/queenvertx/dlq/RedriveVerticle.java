@@ -46,7 +46,7 @@ public final class RedriveVerticle extends VerticleBase {
   private void claim() {
     if (busy) return;
     busy = true;
-    node.pool().preparedQuery("SELECT * FROM queen.dlq_redrive_claim_v1($1, $2)")
+    node.pool().preparedQuery("SELECT * FROM queen.dlq_redrive_claim($1, $2)")
         .execute(Tuple.of(owner, staleMs))
         .onComplete(ar -> {
           if (ar.failed() || ar.result().size() == 0) {
@@ -83,7 +83,7 @@ public final class RedriveVerticle extends VerticleBase {
   private void step(Task t) {
     long started = System.currentTimeMillis();
     Future<Boolean> work = t.maxRows != null && t.handled >= t.maxRows ? finish(t, "completed")
-        : node.pool().preparedQuery("SELECT id, failed_at FROM queen.dlq_redrive_next_v1($1)")
+        : node.pool().preparedQuery("SELECT id, failed_at FROM queen.dlq_redrive_next($1)")
             .execute(Tuple.of(t.id))
             .compose(next -> next.size() == 0 ? finish(t, "completed") : move(t, next.iterator().next()));
     work.onComplete(ar -> {
@@ -125,7 +125,7 @@ public final class RedriveVerticle extends VerticleBase {
   }
 
   private Future<Boolean> record(Task t, String verdict, UUID row, OffsetDateTime failedAt, String error) {
-    return node.pool().preparedQuery("SELECT queen.dlq_redrive_record_v1($1, $2, $3, $4, $5, $6)")
+    return node.pool().preparedQuery("SELECT queen.dlq_redrive_record($1, $2, $3, $4, $5, $6)")
         .execute(Tuple.of(t.id, owner, verdict, row, failedAt, error))
         .map(rows -> Boolean.TRUE.equals(rows.iterator().next().getBoolean(0)));
   }

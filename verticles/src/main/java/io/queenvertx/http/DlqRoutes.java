@@ -35,7 +35,7 @@ final class DlqRoutes {
       String v = ctx.request().getParam(k);
       if (v != null && !v.isEmpty()) filter.put(k, v);
     }
-    node.pool().preparedQuery("SELECT queen.get_dlq_messages_v1($1, $2::text::jsonb)")
+    node.pool().preparedQuery("SELECT queen.get_dlq_messages($1, $2::text::jsonb)")
         .execute(Tuple.of(Tenancy.of(ctx), filter.encode()))
         .onFailure(e -> ctx.fail(ApiError.prefixed(500, "dlq failed: ", e)))
         .onSuccess(rows -> {
@@ -66,7 +66,7 @@ final class DlqRoutes {
       return;
     }
     String g = group == null || group.isEmpty() ? null : group;
-    node.pool().preparedQuery("SELECT queen.purge_dlq_v1($1, $2, $3)")
+    node.pool().preparedQuery("SELECT queen.purge_dlq($1, $2, $3)")
         .execute(Tuple.of(Tenancy.of(ctx), queue, g))
         .onFailure(e -> ctx.fail(ApiError.prefixed(500, "bulk dlq purge failed: ", e)))
         .onSuccess(rows -> {

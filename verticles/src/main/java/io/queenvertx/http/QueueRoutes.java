@@ -15,7 +15,7 @@ import java.util.regex.Pattern;
 /** Queue configuration (API.md §5.2) and the queue resources routes (§5.8). */
 final class QueueRoutes {
   private static final Set<String> NOT_OPTIONS = Set.of("queue", "options", "mode");
-  /** The option keys configure_queue_v1 casts with {@code ::integer} (an int4 column each). */
+  /** The option keys configure_queue casts with {@code ::integer} (an int4 column each). */
   static final Set<String> INT_OPTIONS = Set.of("priority", "leaseTime", "retryLimit", "retryDelay", "maxSize", "ttl",
       "delayedProcessing", "windowBuffer", "retentionSeconds", "completedRetentionSeconds", "maxWaitTimeSeconds",
       "minPopWaitTime", "dedupWindowSeconds", "retentionSinkHoldMaxSeconds");
@@ -30,9 +30,9 @@ final class QueueRoutes {
   static void mount(RouteTable routes, NodeContext node, Vertx vertx) {
     routes.post("/api/v1/configure", ctx -> configure(ctx, node, vertx));
     routes.get("/api/v1/resources/queues", ctx -> passthrough(ctx, node,
-        "SELECT queen.get_queues_v1($1)::text", Tuple.of(Tenancy.of(ctx)), "list failed: "));
+        "SELECT queen.get_queues($1)::text", Tuple.of(Tenancy.of(ctx)), "list failed: "));
     routes.get("/api/v1/resources/queues/:queue", ctx -> passthrough(ctx, node,
-        "SELECT queen.get_queue_v1($1, $2)::text", Tuple.of(Tenancy.of(ctx), ctx.pathParam("queue")), "get failed: "));
+        "SELECT queen.get_queue($1, $2)::text", Tuple.of(Tenancy.of(ctx), ctx.pathParam("queue")), "get failed: "));
     routes.delete("/api/v1/resources/queues/:queue", ctx -> deleteQueue(ctx, node, vertx));
   }
 
@@ -78,7 +78,7 @@ final class QueueRoutes {
       throw ApiError.of(400, "encryptionEnabled requires QUEEN_ENCRYPTION_KEY (64 hex characters) on the broker");
     }
     var tenant = Tenancy.of(ctx);
-    node.pool().preparedQuery("SELECT queen.configure_queue_v1($1, $2, $3::text::jsonb, $4)::text")
+    node.pool().preparedQuery("SELECT queen.configure_queue($1, $2, $3::text::jsonb, $4)::text")
         .execute(Tuple.of(tenant, queue, options.encode(), mode))
         .onSuccess(rows -> {
           vertx.eventBus().publish(Addresses.QUEUE_CHANGED,
@@ -90,7 +90,7 @@ final class QueueRoutes {
   }
 
   /**
-   * Checks every option against what configure_queue_v1's casts accept, before any SQL, and rewrites the accepted
+   * Checks every option against what configure_queue's casts accept, before any SQL, and rewrites the accepted
    * spellings to their JSON type ({@code "5"} becomes 5, {@code "false"} becomes false), so the later checks (the
    * encryption flag) read the value the database will store. A JSON null keeps meaning "the default". Refused with
    * 400 {@code {"error":…,"invalid":<key>}}: an integer option that is not a whole number in int4's range (a number,
@@ -159,7 +159,7 @@ final class QueueRoutes {
   private static void deleteQueue(RoutingContext ctx, NodeContext node, Vertx vertx) {
     var tenant = Tenancy.of(ctx);
     String queue = ctx.pathParam("queue");
-    node.pool().preparedQuery("SELECT queen.delete_queue_v1($1, $2)")
+    node.pool().preparedQuery("SELECT queen.delete_queue($1, $2)")
         .execute(Tuple.of(tenant, queue))
         .onSuccess(rows -> {
           JsonObject r = (JsonObject) rows.iterator().next().getValue(0);

@@ -15,31 +15,31 @@ final class StatusRoutes {
 
   static void mount(RouteTable routes, NodeContext node) {
     routes.get("/api/v1/resources/overview", ctx -> QueueRoutes.passthrough(ctx, node,
-        "SELECT queen.resources_overview_v1($1)::text", Tuple.of(Tenancy.of(ctx)), "overview failed: "));
+        "SELECT queen.resources_overview($1)::text", Tuple.of(Tenancy.of(ctx)), "overview failed: "));
     routes.get("/api/v1/resources/namespaces", ctx -> QueueRoutes.passthrough(ctx, node,
-        "SELECT queen.resources_namespaces_v1($1)::text", Tuple.of(Tenancy.of(ctx)), "namespaces failed: "));
+        "SELECT queen.resources_namespaces($1)::text", Tuple.of(Tenancy.of(ctx)), "namespaces failed: "));
     routes.get("/api/v1/resources/tasks", ctx -> QueueRoutes.passthrough(ctx, node,
-        "SELECT queen.resources_tasks_v1($1)::text", Tuple.of(Tenancy.of(ctx)), "tasks failed: "));
+        "SELECT queen.resources_tasks($1)::text", Tuple.of(Tenancy.of(ctx)), "tasks failed: "));
 
     routes.get("/api/v1/consumer-groups", ctx -> QueueRoutes.passthrough(ctx, node,
-        "SELECT queen.consumer_groups_v1($1)::text", Tuple.of(Tenancy.of(ctx)), "consumer groups failed: "));
+        "SELECT queen.consumer_groups($1)::text", Tuple.of(Tenancy.of(ctx)), "consumer groups failed: "));
     // Declared before /:group so "lagging" is never taken for a group name.
     routes.get("/api/v1/consumer-groups/lagging", ctx -> QueueRoutes.passthrough(ctx, node,
-        "SELECT queen.consumer_groups_lagging_v1($1, $2)::text",
+        "SELECT queen.consumer_groups_lagging($1, $2)::text",
         Tuple.of(Tenancy.of(ctx), qlong(ctx, "minLagSeconds", 3600)), "lagging failed: "));
     routes.get("/api/v1/consumer-groups/:group", ctx -> QueueRoutes.passthrough(ctx, node,
-        "SELECT queen.consumer_group_v1($1, $2)::text", Tuple.of(Tenancy.of(ctx), ctx.pathParam("group")),
+        "SELECT queen.consumer_group($1, $2)::text", Tuple.of(Tenancy.of(ctx), ctx.pathParam("group")),
         "consumer groups failed: "));
 
     routes.get("/api/v1/status", ctx -> QueueRoutes.passthrough(ctx, node,
-        "SELECT queen.status_v1($1, $2, $3, $4)::text",
+        "SELECT queen.status($1, $2, $3, $4)::text",
         Tuple.of(Tenancy.of(ctx), param(ctx, "queue"), namespace(ctx), param(ctx, "task")), "status failed: "));
     routes.get("/api/v1/status/queues", ctx -> QueueRoutes.passthrough(ctx, node,
-        "SELECT queen.status_queues_v1($1, $2, $3, $4, $5, $6)::text",
+        "SELECT queen.status_queues($1, $2, $3, $4, $5, $6)::text",
         Tuple.of(Tenancy.of(ctx), param(ctx, "queue"), namespace(ctx), param(ctx, "task"),
             qint(ctx, "limit", 100), qint(ctx, "offset", 0)), "status queues failed: "));
     routes.get("/api/v1/status/queues/:queue", ctx -> QueueRoutes.passthrough(ctx, node,
-        "SELECT queen.status_queue_v1($1, $2)::text", Tuple.of(Tenancy.of(ctx), ctx.pathParam("queue")),
+        "SELECT queen.status_queue($1, $2)::text", Tuple.of(Tenancy.of(ctx), ctx.pathParam("queue")),
         "queue detail failed: "));
   }
 

@@ -43,7 +43,7 @@ import org.slf4j.LoggerFactory;
  * <p>Invariants: at most one write is in flight per partition, so a partition's offsets are allocated in the order
  * its frames were accepted here (offset order = commit order); a partition's frames wait in {@code pending} while its
  * previous write is in flight and then leave together as one segment; several ready partitions leave in one
- * {@code log_push_multi_v4} call (one commit), each with the dedup cache's promise ({@link DedupCache}).
+ * {@code log_push_multi} call (one commit), each with the dedup cache's promise ({@link DedupCache}).
  */
 public final class LogWriterVerticle extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(LogWriterVerticle.class);
@@ -57,7 +57,7 @@ public final class LogWriterVerticle extends VerticleBase {
   static final int WARM_MAX_ROWS = 1_000_000;
   static final int FILL_ROWS = 512;
   private static final String PUSH_MULTI = "SELECT idx, status, partition_id, base_offset, created_at, window_seconds, "
-      + "dups FROM queen.log_push_multi_v4($1::uuid[], $2::text[], $3::text[], $4::int[], $5::bytea[], $6::bytea[], "
+      + "dups FROM queen.log_push_multi($1::uuid[], $2::text[], $3::text[], $4::int[], $5::bytea[], $6::bytea[], "
       + "$7::bigint[], $8::uuid[], $9::uuid[], $10::boolean[])";
   /** SQL's answer when a partition of the bundle vanished (its queue was deleted) between resolution and lock. */
   static final String STALE = "QSTALE";
@@ -743,7 +743,7 @@ public final class LogWriterVerticle extends VerticleBase {
   /** The id of the frame already stored at {@code off}: decoded from its covering segment, else the all-zero uuid. */
   private Future<UUID> originalMessageId(UUID pid, long off) {
     return node.pool()
-        .preparedQuery("SELECT base_offset, blob FROM queen.log_segment_at_v1($1, $2)")
+        .preparedQuery("SELECT base_offset, blob FROM queen.log_segment_at($1, $2)")
         .execute(Tuple.of(pid, off))
         .map(rows -> {
           var it = rows.iterator();

@@ -14,7 +14,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code QCRYPT}. A queue that does not exist yet is not encrypted.
  *
  * <p>The cache is an optimisation, never the guarantee: the push transaction checks each segment against the flag it
- * reads itself ({@code queen.log_push_multi_v4}), which covers nodes that are not clustered and announcements that
+ * reads itself ({@code queen.log_push_multi}), which covers nodes that are not clustered and announcements that
  * arrive late. A failed lookup is a failed future, never "not encrypted".
  */
 final class QueueSettings {
@@ -32,7 +32,7 @@ final class QueueSettings {
     Boolean cached = encryption.get(k);
     if (cached != null) return Future.succeededFuture(cached);
     long gen = generation.get();
-    return pool.preparedQuery("SELECT queen.queue_encryption_v1($1, $2)")
+    return pool.preparedQuery("SELECT queen.queue_encryption($1, $2)")
         .execute(Tuple.of(tenant, queue))
         .map(rows -> {
           var it = rows.iterator();

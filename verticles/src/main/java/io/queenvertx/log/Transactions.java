@@ -200,7 +200,7 @@ final class Transactions {
       System.arraycopy(TxnHash.of(f.transactionId()), 0, hashes, j * TxnHash.BYTES, TxnHash.BYTES);
     }
     byte[] blob = Segment.pack(fs, node.config().zstdLevel());
-    return conn.preparedQuery("SELECT queen.log_push_v1($1, $2, $3, $4, $5, $6)")
+    return conn.preparedQuery("SELECT queen.log_push($1, $2, $3, $4, $5, $6)")
         .execute(Tuple.of(tenant, key.queue(), key.partition(), idx.size(), Buffer.buffer(hashes), Buffer.buffer(blob)))
         .compose(rows -> {
           JsonObject r = (JsonObject) rows.iterator().next().getValue(0);
@@ -232,7 +232,7 @@ final class Transactions {
       hashes[j] = Buffer.buffer(TxnHash.of(a.transactionId()));
       statuses[j] = a.status();
     }
-    return conn.preparedQuery("SELECT queen.log_ack_v1($1, $2, $3, $4, $5::bytea[], $6::text[])")
+    return conn.preparedQuery("SELECT queen.log_ack($1, $2, $3, $4, $5::bytea[], $6::text[])")
         .execute(Tuple.of(tenant, pid, key.group(), key.leaseId(), hashes, statuses))
         .compose(rows -> {
           JsonObject r = (JsonObject) rows.iterator().next().getValue(0);

@@ -16,7 +16,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Retention, run by one node of the cluster at a time (ENGINE.md §9): every {@code RETENTION_INTERVAL} each node
  * tries to claim the {@code retention} row of {@code queen.maintenance_leases}; the winner walks the partitions with
- * work due and loops {@code log_retention_step_v1} on each until done, then releases the fenced claim. A node that
+ * work due and loops {@code log_retention_step} on each until done, then releases the fenced claim. A node that
  * dies holding the claim loses it when the lease runs out. Expired consumer leases need no reclaim: a pop treats an
  * expired lease as free, so its batch returns to the group.
  */
@@ -46,12 +46,12 @@ public final class RetentionVerticle extends VerticleBase {
     if (running) return;
     running = true;
     long period = node.config().retentionIntervalMs();
-    node.pool().preparedQuery("SELECT queen.maintenance_claim_v1($1, $2, $3)")
+    node.pool().preparedQuery("SELECT queen.maintenance_claim($1, $2, $3)")
         .execute(Tuple.of(TASK, holder, period))
         .compose(rows -> {
           Long fence = rows.iterator().next().getLong(0);
           if (fence == null) return Future.succeededFuture();
-          return runCycle().transform(ar -> node.pool().preparedQuery("SELECT queen.maintenance_release_v1($1, $2, $3)")
+          return runCycle().transform(ar -> node.pool().preparedQuery("SELECT queen.maintenance_release($1, $2, $3)")
               .execute(Tuple.of(TASK, fence, ar.succeeded())).mapEmpty());
         })
         .onComplete(ar -> {
@@ -61,7 +61,7 @@ public final class RetentionVerticle extends VerticleBase {
   }
 
   private Future<Void> runCycle() {
-    return node.pool().preparedQuery("SELECT partition_id FROM queen.retention_candidates_v1($1)")
+    return node.pool().preparedQuery("SELECT partition_id FROM queen.retention_candidates($1)")
         .execute(Tuple.of(CANDIDATES_PER_CYCLE))
         .compose(rows -> {
           List<UUID> pids = new ArrayList<>();
@@ -74,7 +74,7 @@ public final class RetentionVerticle extends VerticleBase {
 
   private Future<Void> steps(UUID pid, int n) {
     if (n >= MAX_STEPS_PER_PARTITION) return Future.succeededFuture();
-    return node.pool().preparedQuery("SELECT queen.log_retention_step_v1($1, $2)")
+    return node.pool().preparedQuery("SELECT queen.log_retention_step($1, $2)")
         .execute(Tuple.of(pid, node.config().retentionBatchSize()))
         .compose(rows -> {
           JsonObject r = (JsonObject) rows.iterator().next().getValue(0);

@@ -117,11 +117,12 @@ class DedupCacheIT {
     // 5,000 one-frame segments written straight through SQL: more log_txns rows than one warm-up page (4,096). The
     // promise past the top offset keeps SQL from probing 5,000 times; the hashes are distinct md5 values.
     int n = 5000;
-    TestDatabase.execute(Wire.db(), "SELECT queen.log_push_multi_v2(array_fill('" + TENANT + "'::uuid, ARRAY[" + n
-        + "]), array_fill('" + q + "'::text, ARRAY[" + n + "]), array_fill('p'::text, ARRAY[" + n + "]), "
-        + "array_fill(1, ARRAY[" + n + "]), (SELECT array_agg(decode(md5('bulk-' || i), 'hex') ORDER BY i) "
-        + "FROM generate_series(1, " + n + ") i), array_fill('\\x00'::bytea, ARRAY[" + n + "]), "
-        + "array_fill(1000000000000::bigint, ARRAY[" + n + "]), NULL)");
+    TestDatabase.execute(Wire.db(), "SELECT count(*) FROM queen.log_push_multi(array_fill('" + TENANT
+        + "'::uuid, ARRAY[" + n + "]), array_fill('" + q + "'::text, ARRAY[" + n + "]), "
+        + "array_fill('p'::text, ARRAY[" + n + "]), array_fill(1, ARRAY[" + n + "]), "
+        + "(SELECT array_agg(decode(md5('bulk-' || i), 'hex') ORDER BY i) FROM generate_series(1, " + n + ") i), "
+        + "array_fill('\\x00'::bytea, ARRAY[" + n + "]), "
+        + "array_fill(1000000000000::bigint, ARRAY[" + n + "]), NULL, NULL, NULL)");
     pushQueued(a, q, "p", new JsonObject().put("i", 1), "late-1");
     try (TestNode fresh = TestNode.start()) {
       double before = fingerprints(fresh);
@@ -157,16 +158,18 @@ class DedupCacheIT {
     pushQueued(a, q, "p", new JsonObject(), "s-1");
     String pid = Wire.partitionId(q, "p");
     String hash = "'\\x" + HexFormat.of().formatHex(TxnHash.of("s-1")) + "'::bytea";
-    String call = "SELECT queen.log_push_multi_v2(ARRAY['" + TENANT + "']::uuid[], ARRAY['" + q + "'], ARRAY['p'], "
-        + "ARRAY[1], ARRAY[" + hash + "], ARRAY['\\x00'::bytea], ARRAY[100]::bigint[], ARRAY[%s]::uuid[])->0->>'status'";
+    String call = "SELECT status FROM queen.log_push_multi(ARRAY['" + TENANT + "']::uuid[], ARRAY['" + q + "'], "
+        + "ARRAY['p'], ARRAY[1], ARRAY[" + hash + "], ARRAY['\\x00'::bytea], ARRAY[100]::bigint[], ARRAY[%s]::uuid[], "
+        + "NULL, NULL)";
     // a promise about another partition id: ignored, the window is probed, the id is found
     assertThat(TestDatabase.queryString(Wire.db(), String.format(call, "gen_random_uuid()"))).isEqualTo("duplicate");
     assertThat(TestDatabase.queryString(Wire.db(), String.format(call, "NULL"))).isEqualTo("duplicate");
     assertThat(Wire.frames(pid)).isEqualTo(1);
     // the same promise about this partition is taken at its word: that is what lets the probe be skipped
     assertThat(TestDatabase.queryString(Wire.db(), String.format(call, "'" + pid + "'"))).isEqualTo("queued");
-    assertThat(TestDatabase.queryLong(Wire.db(), "SELECT (queen.log_push_multi_v2(ARRAY['" + TENANT
-        + "']::uuid[], ARRAY['" + q + "'], ARRAY['p'], ARRAY[1], ARRAY['\\x00000000000000000000000000000001'::bytea], "
-        + "ARRAY['\\x00'::bytea])->0->>'windowSeconds')::bigint")).as("the window is reported").isEqualTo(3600);
+    assertThat(TestDatabase.queryLong(Wire.db(), "SELECT window_seconds::bigint FROM queen.log_push_multi(ARRAY['"
+        + TENANT + "']::uuid[], ARRAY['" + q + "'], ARRAY['p'], ARRAY[1], "
+        + "ARRAY['\\x00000000000000000000000000000001'::bytea], ARRAY['\\x00'::bytea], NULL, NULL, NULL, NULL)"))
+        .as("the window is reported").isEqualTo(3600);
   }
 }

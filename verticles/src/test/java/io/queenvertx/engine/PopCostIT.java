@@ -11,9 +11,9 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
- * What one pop reads does not grow with the partition's backlog (V10): a pop of ten messages from a partition with
- * thousands of segments fetches a handful of segment rows. Counted with PostgreSQL's own per-transaction tuple
- * counters, so the assertion is about work done, not time.
+ * What one pop reads does not grow with the partition's backlog (R__30_pop.sql): a pop of ten messages from a
+ * partition with thousands of segments fetches a handful of segment rows. Counted with PostgreSQL's own
+ * per-transaction tuple counters, so the assertion is about work done, not time.
  */
 class PopCostIT {
   private static final int SEGMENTS = 4000;
@@ -21,7 +21,7 @@ class PopCostIT {
   @Test
   void thePushFunctionsPlanOnceWithGenericPlans() {
     try (TestNode node = TestNode.start()) {
-      for (String fn : new String[] {"log_push_multi_v3", "_log_push_into"}) {
+      for (String fn : new String[] {"log_push_multi", "_log_push_into", "_log_check_encryption"}) {
         String cfg = TestDatabase.queryString(Wire.db(), "SELECT array_to_string(p.proconfig, ',') FROM pg_proc p "
             + "JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'queen' AND p.proname = '" + fn + "'");
         assertThat(cfg).as(fn).isEqualTo("plan_cache_mode=force_generic_plan");
@@ -63,7 +63,7 @@ class PopCostIT {
         long fetched = 0;
         // More pops than PostgreSQL's custom-plan trials, so the cached generic plan is the one measured.
         for (int i = 0; i < 12; i++) {
-          try (var rs = st.executeQuery("SELECT count(*) FROM queen.log_pop_v1('00000000-0000-0000-0000-000000000001',"
+          try (var rs = st.executeQuery("SELECT count(*) FROM queen.log_pop('00000000-0000-0000-0000-000000000001',"
               + " '" + q + "', 'deep', NULL, 10, 1, 60, 'w-" + i + "', true, 'all', NULL, NULL, NULL)")) {
             rs.next();
             assertThat(rs.getLong(1)).as("pop %d delivers ten one-frame slices", i).isEqualTo(10);

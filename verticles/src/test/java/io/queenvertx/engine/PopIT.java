@@ -430,13 +430,14 @@ class PopIT {
     // The broker's database commits synchronously (the test database's default is off, so the session says on).
     // Inside the pop's transaction synchronous_commit is off; on the same connection afterwards it is on again.
     var pop = TestDatabase.inTransaction(Wire.db(), "SET synchronous_commit = on", List.of(
-        "SELECT count(*) FROM queen.log_pop_v2(NULL, '" + q + "', NULL, NULL, 10, 1, 0, 'w-async', false, 'all', NULL)",
+        "SELECT count(*) FROM queen.log_pop(NULL, '" + q + "', NULL, NULL, 10, 1, 0, 'w-async', false, 'all', NULL)",
         "SHOW synchronous_commit"), "SHOW synchronous_commit");
     assertThat(pop).containsExactly("1", "off", "on");
     // a push keeps the synchronous commit its "queued" promises
     var push = TestDatabase.inTransaction(Wire.db(), "SET synchronous_commit = on", List.of(
-        "SELECT count(*) FROM queen.log_push_multi_v3(ARRAY[NULL]::uuid[], ARRAY['" + q + "'], ARRAY['Default'], "
-            + "ARRAY[1], ARRAY['\\x0000000000000000000000000000000f'::bytea], ARRAY['\\x00'::bytea], NULL, NULL, NULL)",
+        "SELECT count(*) FROM queen.log_push_multi(ARRAY[NULL]::uuid[], ARRAY['" + q + "'], ARRAY['Default'], "
+            + "ARRAY[1], ARRAY['\\x0000000000000000000000000000000f'::bytea], ARRAY['\\x00'::bytea], "
+            + "NULL, NULL, NULL, NULL)",
         "SHOW synchronous_commit"), "SHOW synchronous_commit");
     assertThat(push).containsExactly("1", "on", "on");
   }

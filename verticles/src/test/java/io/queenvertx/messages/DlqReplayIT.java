@@ -303,7 +303,7 @@ class DlqReplayIT {
       }
       c.setAutoCommit(false);
       String verdict;
-      try (var st = c.prepareStatement("SELECT queen.log_dlq_move_v1(?::uuid, ?::uuid, ?, ?, ?, ?)::text")) {
+      try (var st = c.prepareStatement("SELECT queen.log_dlq_move(?::uuid, ?::uuid, ?, ?, ?, ?)::text")) {
         st.setString(1, Wire.DEFAULT_TENANT);
         st.setString(2, id);
         st.setString(3, q);

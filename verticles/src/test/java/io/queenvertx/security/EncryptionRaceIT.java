@@ -75,7 +75,7 @@ class EncryptionRaceIT {
   /** Makes the broker's flag lookup fail for {@code queues} only (the push transaction's own check is untouched). */
   static void breakLookup(Config.Database db, String... queues) {
     String names = String.join("','", queues);
-    TestDatabase.execute(db, "CREATE OR REPLACE FUNCTION queen.queue_encryption_v1(p_tenant uuid, p_queue text) "
+    TestDatabase.execute(db, "CREATE OR REPLACE FUNCTION queen.queue_encryption(p_tenant uuid, p_queue text) "
         + "RETURNS boolean LANGUAGE plpgsql AS $f$ BEGIN IF p_queue IN ('" + names + "') THEN "
         + "RAISE EXCEPTION 'lookup broken by the test'; END IF; RETURN COALESCE((SELECT x.encryption_enabled "
         + "FROM queen.queues x WHERE x.tenant_id = COALESCE(p_tenant, '" + DEFAULT_TENANT + "') "
@@ -83,7 +83,7 @@ class EncryptionRaceIT {
   }
 
   static void restoreLookup(Config.Database db) {
-    TestDatabase.execute(db, "CREATE OR REPLACE FUNCTION queen.queue_encryption_v1(p_tenant uuid, p_queue text) "
+    TestDatabase.execute(db, "CREATE OR REPLACE FUNCTION queen.queue_encryption(p_tenant uuid, p_queue text) "
         + "RETURNS boolean LANGUAGE sql STABLE AS $f$ SELECT COALESCE((SELECT x.encryption_enabled "
         + "FROM queen.queues x WHERE x.tenant_id = COALESCE(p_tenant, '" + DEFAULT_TENANT + "') "
         + "AND x.name = p_queue), false) $f$");

@@ -1,0 +1,391 @@
+-- =====================================================================================================================
+-- Push (ENGINE §3).
+-- A repeatable migration: the rules for editing it are at the top of R__10_common.sql.
+--
+--   log_push_multi         the broker's bundle push (LogWriterVerticle): many segments, one transaction
+--   log_push               one segment (transactions, DLQ moves)
+--   _log_push_into         the per-segment allocator of the slow path, of log_push and of DLQ moves
+--   _log_check_encryption  plaintext never lands on an encrypted queue (also called by transactions)
+--   log_segment_at         the covering segment of an offset
+--   queue_encryption       the broker's encryption-flag lookup for one queue
+--
+-- Generic plans. PL/pgSQL caches each statement's plan, but a statement whose parameters are arrays (every statement
+-- of log_push_multi unnests its argument arrays) looks cheaper with a custom plan that knows the array sizes, so the
+-- plan cache would keep choosing custom plans and re-plan every statement on every call. That planning was most of
+-- PostgreSQL's CPU on the push path (about 2 ms per call with one segment). Every statement of the push functions is a
+-- unique-key probe, a LATERAL ... LIMIT 1 probe or an index range over (partition_id, base_offset) whatever the
+-- values, so the generic plan is the same plan, made once: they carry SET plan_cache_mode = force_generic_plan
+-- (PopCostIT checks it).
+--
+-- Cost per segment. A bundle that spreads its frames over thousands of partitions writes about one segment per frame,
+-- so what a push costs per segment is what it costs per message. Hence:
+--   * names resolve by unique-key probes, and p_hints[i] (the partition id the broker learned for element i from an
+--     earlier result) is locked by primary key with no name probe at all. A partition id never changes its (tenant,
+--     queue, name), so a hint that still exists is that element's partition. A partition that no longer exists when
+--     it is locked (its queue was deleted meanwhile) raises QSTALE: nothing is written, and the broker forgets its
+--     hints and sends the bundle again.
+--   * the lock statement returns what the fast-path check needs (last_offset, txns_start, the queue's window).
+--   * last_write_at moves at most once every 10 seconds (the pop's empty-scan floor allows 2 minutes of slack), so
+--     partition updates stay HOT (last_write_at is indexed).
+--   * log_segments has no foreign key (V12): every writer locks the partition row before it inserts (the lock a
+--     deletion waits for), and delete_queue deletes the segments itself.
+--   * one result row per element, no jsonb (the dups list of a duplicate stays jsonb).
+--
+-- Encryption (issue 18). A broker node caches each queue's encryption flag. The cache of a node that did not serve the
+-- configure learns of the change late (a cluster announcement) or never (nodes that share this database without being
+-- clustered), so a push right after `configure {encryptionEnabled:true}` answered could still be packed in plaintext.
+-- The push transaction checks, per segment, the broker's claim "all frames of this segment are encrypted" against the
+-- queue's encryption_enabled as read by that transaction. A push transaction that starts after the configure
+-- committed sees the new flag, so every push request that starts after the configure answered is checked against
+-- it; a mismatch raises QCRYPT and writes nothing, and the broker drops its cached flags, re-reads them, encrypts and
+-- sends the frames again. Encrypted frames on a queue that is not encrypted pass: every frame carries its own flag,
+-- so readers handle them (a push still in flight when encryption is switched off stays encrypted). The check costs
+-- one unique-key probe per distinct (tenant, queue) that has plaintext segments in the bundle, none for encrypted ones.
+-- =====================================================================================================================
+
+-- Push one segment (ENGINE §3.3). Returns {"status":"queued","partitionId","baseOffset","createdAt"} or
+-- {"status":"duplicate","partitionId","dups":[{"i","off"}]} (nothing written).
+CREATE OR REPLACE FUNCTION queen.log_push(
+    p_tenant    uuid,
+    p_queue     text,
+    p_partition text,
+    p_count     integer,
+    p_hashes    bytea,
+    p_blob      bytea,
+    p_verified  bigint DEFAULT -1
+) RETURNS jsonb
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    v_pid uuid;
+BEGIN
+    IF p_count IS NULL OR p_count < 1 OR p_hashes IS NULL OR octet_length(p_hashes) <> 16 * p_count THEN
+        RAISE EXCEPTION 'QPUSH bad segment: count=% hashes=% bytes', p_count, octet_length(p_hashes);
+    END IF;
+    IF p_queue IS NULL OR p_blob IS NULL THEN
+        RAISE EXCEPTION 'QPUSH bad segment: queue and blob are required';
+    END IF;
+    v_pid := queen._log_ensure_partition(COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001'),
+                                         p_queue, COALESCE(p_partition, 'Default'));
+    RETURN queen._log_push_into(v_pid, p_count, p_hashes, p_blob, p_verified);
+END;
+$$;
+
+-- The single per-segment allocator: lock the partition, probe the dedup window, allocate, write segment + txns.
+-- p_verified: the broker's promise that no incoming hash exists at an offset <= p_verified (-1 = probe everything).
+CREATE OR REPLACE FUNCTION queen._log_push_into(p_pid uuid, p_count integer, p_hashes bytea, p_blob bytea,
+                                               p_verified bigint)
+RETURNS jsonb
+LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan
+AS $$
+DECLARE
+    v_last    bigint;
+    v_tstart  bigint;
+    v_window  integer;
+    v_now     timestamptz;
+    v_from    bigint;
+    v_dups    jsonb;
+    v_end     bigint;
+    v_base    bigint;
+BEGIN
+    SELECT p.last_offset, p.txns_start, q.dedup_window_seconds
+    INTO v_last, v_tstart, v_window
+    FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id
+    WHERE p.id = p_pid
+    FOR NO KEY UPDATE OF p;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'QPUSH unknown queue/partition: %', p_pid;
+    END IF;
+    -- Stamped under the partition lock: created_at only grows in offset order within a partition.
+    v_now := clock_timestamp();
+
+    IF COALESCE(v_window, 0) > 0 THEN
+        v_from := GREATEST(COALESCE(p_verified, -1), v_tstart - 1);
+        IF v_last > v_from THEN
+            SELECT jsonb_agg(jsonb_build_object('i', d.i, 'off', d.off) ORDER BY d.i)
+            INTO v_dups
+            FROM (
+                SELECT inc.idx AS i, MIN(o.off) AS off
+                FROM queen.log_unnest_hashes(p_hashes) inc
+                JOIN (
+                    SELECT th.h, t.base_offset + th.idx AS off
+                    FROM queen.log_txns t
+                    CROSS JOIN LATERAL queen.log_unnest_hashes(t.hashes) th
+                    WHERE t.partition_id = p_pid
+                      AND t.base_offset >= v_tstart
+                      AND t.end_offset > v_from
+                      AND t.created_at >= v_now - make_interval(secs => v_window)
+                ) o ON o.h = inc.h
+                GROUP BY inc.idx
+            ) d;
+            IF v_dups IS NOT NULL THEN
+                RETURN jsonb_build_object('status', 'duplicate', 'partitionId', p_pid, 'dups', v_dups);
+            END IF;
+        END IF;
+    END IF;
+
+    UPDATE queen.log_partitions p SET
+        last_offset    = p.last_offset + p_count,
+        last_write_at  = CASE WHEN p.last_write_at < v_now - interval '10 seconds' THEN v_now ELSE p.last_write_at END,
+        oldest_live_at = COALESCE(p.oldest_live_at, v_now),
+        oldest_txn_at  = COALESCE(p.oldest_txn_at, v_now)
+    WHERE p.id = p_pid
+    RETURNING p.last_offset INTO v_end;
+    v_base := v_end - p_count + 1;
+
+    INSERT INTO queen.log_segments (partition_id, base_offset, end_offset, created_at, blob)
+    VALUES (p_pid, v_base, v_end, v_now, p_blob);
+    INSERT INTO queen.log_txns (partition_id, base_offset, end_offset, created_at, hashes)
+    VALUES (p_pid, v_base, v_end, v_now, p_hashes);
+
+    RETURN jsonb_build_object('status', 'queued', 'partitionId', p_pid,
+                              'baseOffset', v_base, 'createdAt', queen._log_ts(v_now));
+END;
+$$;
+
+-- Raises QCRYPT when an element whose frames are not all encrypted targets a queue with encryption_enabled.
+-- p_encrypted NULL (or a NULL element) means plaintext. A queue that does not exist yet is not encrypted.
+CREATE OR REPLACE FUNCTION queen._log_check_encryption(p_tenants uuid[], p_queues text[], p_encrypted boolean[])
+RETURNS void
+LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan
+AS $$
+DECLARE
+    v_bad text;
+BEGIN
+    SELECT string_agg(u.q, ', ' ORDER BY u.q) INTO v_bad
+    FROM (SELECT DISTINCT COALESCE(x.t, '00000000-0000-0000-0000-000000000001'::uuid) AS t, x.q
+          FROM unnest(p_tenants, p_queues,
+                      COALESCE(p_encrypted, array_fill(NULL::boolean, ARRAY[COALESCE(cardinality(p_queues), 0)])))
+               AS x(t, q, e)
+          WHERE x.e IS NOT TRUE) u
+    JOIN queen.queues q ON q.tenant_id = u.t AND q.name = u.q
+    WHERE q.encryption_enabled;
+    IF v_bad IS NOT NULL THEN
+        RAISE EXCEPTION 'QCRYPT plaintext frames for encrypted queue(s): %', v_bad;
+    END IF;
+END;
+$$;
+
+-- Push many segments in one transaction (ENGINE §3.5), with the broker's dedup promise (ENGINE §3.3 "verified", §3.6
+-- "broker dedup cache"). One result row per element, in input order. Provisioning sorted by unique key; every target
+-- partition locked up front in ascending id order; the same partition may appear twice (offsets stay dense).
+--   * p_verified[i]: the broker's promise that no incoming hash exists at an offset <= p_verified[i] (-1 or NULL =
+--     probe everything).
+--   * p_expect[i]: the partition id the promise p_verified[i] was made about. The promise is honoured only when the
+--     element resolves to that partition, checked after the partition rows are locked, so a queue deleted and
+--     re-created under the broker's feet (new partition id, offsets from 0 again) is always probed in full. A NULL
+--     p_expect means p_verified applies as given.
+--   * p_hints[i]: the partition id learned from an earlier result (see the header); NULL resolves by name.
+--   * p_encrypted[i]: true when every frame of element i is encrypted; NULL (or a NULL element) means plaintext.
+--   * window_seconds is the partition's dedup window at the time of the write, which tells the broker how long its
+--     cached hashes stay relevant.
+--   * the steady state (distinct partitions, no probe needed) allocates every segment of the bundle in three
+--     set-based statements; otherwise each element goes through _log_push_into.
+CREATE OR REPLACE FUNCTION queen.log_push_multi(
+    p_tenants    uuid[],
+    p_queues     text[],
+    p_partitions text[],
+    p_counts     integer[],
+    p_hashes     bytea[],
+    p_blobs      bytea[],
+    p_verified   bigint[],
+    p_expect     uuid[],
+    p_hints      uuid[],
+    p_encrypted  boolean[]
+) RETURNS TABLE (idx integer, status text, partition_id uuid, base_offset bigint, created_at timestamptz,
+                 window_seconds integer, dups jsonb)
+LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_n       integer := COALESCE(cardinality(p_queues), 0);
+    v_pids    uuid[];
+    v_windows integer[];
+    v_vers    bigint[];
+    v_bad     integer;
+    v_missing boolean;
+    v_locked  integer;
+    v_wanted  integer;
+    v_lk_id   uuid[];
+    v_lk_last bigint[];
+    v_lk_ts   bigint[];
+    v_lk_win  integer[];
+    v_fast    boolean;
+    v_now     timestamptz;
+    v_i       integer;
+    v_r       jsonb;
+BEGIN
+    IF p_encrypted IS NOT NULL AND cardinality(p_encrypted) <> v_n THEN
+        RAISE EXCEPTION 'QMULTI misaligned arrays: queues=% encrypted=%', v_n, cardinality(p_encrypted);
+    END IF;
+    PERFORM queen._log_check_encryption(p_tenants, p_queues, p_encrypted);
+    IF COALESCE(cardinality(p_tenants), 0) <> v_n
+       OR COALESCE(cardinality(p_partitions), 0) <> v_n
+       OR COALESCE(cardinality(p_counts), 0) <> v_n
+       OR COALESCE(cardinality(p_hashes), 0) <> v_n
+       OR COALESCE(cardinality(p_blobs), 0) <> v_n
+       OR (p_verified IS NOT NULL AND cardinality(p_verified) <> v_n)
+       OR (p_expect IS NOT NULL AND cardinality(p_expect) <> v_n)
+       OR (p_hints IS NOT NULL AND cardinality(p_hints) <> v_n) THEN
+        RAISE EXCEPTION 'QMULTI misaligned arrays: tenants=% queues=% partitions=% counts=% hashes=% blobs=%',
+            COALESCE(cardinality(p_tenants), 0), v_n, COALESCE(cardinality(p_partitions), 0),
+            COALESCE(cardinality(p_counts), 0), COALESCE(cardinality(p_hashes), 0), COALESCE(cardinality(p_blobs), 0);
+    END IF;
+    IF v_n = 0 THEN
+        RETURN;
+    END IF;
+
+    SELECT min(u.ord) INTO v_bad
+    FROM unnest(p_counts, p_hashes, p_queues, p_blobs) WITH ORDINALITY AS u(c, h, q, b, ord)
+    WHERE u.c IS NULL OR u.c < 1 OR u.h IS NULL OR octet_length(u.h) <> 16 * u.c OR u.q IS NULL OR u.b IS NULL;
+    IF v_bad IS NOT NULL THEN
+        IF p_queues[v_bad] IS NULL OR p_blobs[v_bad] IS NULL THEN
+            RAISE EXCEPTION 'QMULTI element % has no queue or no blob', v_bad - 1;
+        END IF;
+        RAISE EXCEPTION 'QPUSH bad segment: element % count=% hashes=% bytes',
+            v_bad - 1, p_counts[v_bad], octet_length(p_hashes[v_bad]);
+    END IF;
+
+    -- Hinted elements need no name probe; the others resolve by their unique keys (LATERAL ... LIMIT 1).
+    SELECT array_agg(COALESCE(u.hint, r.pid) ORDER BY u.ord), bool_or(u.hint IS NULL AND r.pid IS NULL)
+    INTO v_pids, v_missing
+    FROM unnest(p_tenants, p_queues, p_partitions,
+                COALESCE(p_hints, array_fill(NULL::uuid, ARRAY[v_n]))) WITH ORDINALITY AS u(t, qn, pn, hint, ord)
+    LEFT JOIN LATERAL (
+        SELECT p.id AS pid
+        FROM queen.queues q
+        JOIN queen.log_partitions p ON p.queue_id = q.id AND p.name = COALESCE(u.pn, 'Default')
+        WHERE u.hint IS NULL
+          AND q.tenant_id = COALESCE(u.t, '00000000-0000-0000-0000-000000000001') AND q.name = u.qn
+        LIMIT 1) r ON true;
+
+    IF v_missing THEN
+        INSERT INTO queen.queues (tenant_id, name, namespace, task)
+        SELECT DISTINCT COALESCE(u.t, '00000000-0000-0000-0000-000000000001'::uuid), u.q,
+               queen._log_name_ns(u.q), queen._log_name_task(u.q)
+        FROM unnest(p_tenants, p_queues, v_pids) AS u(t, q, pid)
+        WHERE u.pid IS NULL
+        ORDER BY 1, 2
+        ON CONFLICT (tenant_id, name) DO NOTHING;
+
+        INSERT INTO queen.log_partitions (queue_id, name)
+        SELECT DISTINCT q.id, COALESCE(u.pn, 'Default')
+        FROM unnest(p_tenants, p_queues, p_partitions, v_pids) AS u(t, qn, pn, pid)
+        JOIN queen.queues q ON q.tenant_id = COALESCE(u.t, '00000000-0000-0000-0000-000000000001') AND q.name = u.qn
+        WHERE u.pid IS NULL
+        ORDER BY 1, 2
+        ON CONFLICT (queue_id, name) DO NOTHING;
+
+        SELECT array_agg(COALESCE(u.pid, r.pid) ORDER BY u.ord) INTO v_pids
+        FROM unnest(p_tenants, p_queues, p_partitions, v_pids) WITH ORDINALITY AS u(t, qn, pn, pid, ord)
+        LEFT JOIN LATERAL (
+            SELECT p.id AS pid
+            FROM queen.queues q
+            JOIN queen.log_partitions p ON p.queue_id = q.id AND p.name = COALESCE(u.pn, 'Default')
+            WHERE u.pid IS NULL
+              AND q.tenant_id = COALESCE(u.t, '00000000-0000-0000-0000-000000000001') AND q.name = u.qn
+            LIMIT 1) r ON true;
+        IF array_position(v_pids, NULL) IS NOT NULL THEN
+            RAISE EXCEPTION 'QMULTI unresolved segment % (queue/partition missing after provisioning)',
+                array_position(v_pids, NULL) - 1;
+        END IF;
+    END IF;
+
+    -- Deadlock-free lock: one statement, LockRows above the Sort, so rows lock in ascending id order. It also reads
+    -- what the fast-path check needs.
+    SELECT count(*), array_agg(l.id), array_agg(l.last_offset), array_agg(l.txns_start), array_agg(l.win)
+    INTO v_locked, v_lk_id, v_lk_last, v_lk_ts, v_lk_win
+    FROM (SELECT p.id, p.last_offset, p.txns_start, q.dedup_window_seconds AS win
+          FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id
+          WHERE p.id = ANY (v_pids)
+          ORDER BY p.id
+          FOR NO KEY UPDATE OF p) l;
+    SELECT count(DISTINCT x) INTO v_wanted FROM unnest(v_pids) AS x;
+    IF v_locked <> v_wanted THEN
+        RAISE EXCEPTION 'QSTALE % of % partitions of this bundle no longer exist', v_wanted - v_locked, v_wanted;
+    END IF;
+
+    -- The promises SQL honours: only where the element resolved to the partition the promise was made about.
+    -- Fast path (the broker's steady state): distinct partitions, none of which needs a dedup probe.
+    SELECT array_agg(CASE WHEN p_expect IS NOT NULL AND u.e IS DISTINCT FROM u.pid THEN -1
+                          ELSE COALESCE(u.ver, -1) END ORDER BY u.ord),
+           array_agg(k.win ORDER BY u.ord),
+           v_wanted = v_n AND bool_and(COALESCE(k.win, 0) <= 0 OR k.lo <= GREATEST(
+               CASE WHEN p_expect IS NOT NULL AND u.e IS DISTINCT FROM u.pid THEN -1 ELSE COALESCE(u.ver, -1) END,
+               k.ts - 1))
+    INTO v_vers, v_windows, v_fast
+    FROM unnest(v_pids, COALESCE(p_verified, array_fill(NULL::bigint, ARRAY[v_n])),
+                COALESCE(p_expect, array_fill(NULL::uuid, ARRAY[v_n]))) WITH ORDINALITY AS u(pid, ver, e, ord)
+    JOIN unnest(v_lk_id, v_lk_last, v_lk_ts, v_lk_win) AS k(id, lo, ts, win) ON k.id = u.pid;
+
+    IF v_fast THEN
+        v_now := clock_timestamp();
+        RETURN QUERY
+        WITH u AS (
+            SELECT * FROM unnest(v_pids, p_counts, p_hashes, p_blobs, v_windows) WITH ORDINALITY AS u(pid, cnt, h, b, win, ord)
+        ), upd AS (
+            UPDATE queen.log_partitions p SET
+                last_offset    = p.last_offset + u.cnt,
+                last_write_at  = CASE WHEN p.last_write_at < v_now - interval '10 seconds' THEN v_now ELSE p.last_write_at END,
+                oldest_live_at = COALESCE(p.oldest_live_at, v_now),
+                oldest_txn_at  = COALESCE(p.oldest_txn_at, v_now)
+            FROM u
+            WHERE p.id = u.pid
+            RETURNING p.id, p.last_offset AS end_off
+        ), x AS (
+            SELECT u.pid, u.cnt, u.h, u.b, u.win, u.ord, upd.end_off - u.cnt + 1 AS base, upd.end_off
+            FROM u JOIN upd ON upd.id = u.pid
+        ), seg AS (
+            INSERT INTO queen.log_segments (partition_id, base_offset, end_offset, created_at, blob)
+            SELECT x.pid, x.base, x.end_off, v_now, x.b FROM x
+        ), txn AS (
+            INSERT INTO queen.log_txns (partition_id, base_offset, end_offset, created_at, hashes)
+            SELECT x.pid, x.base, x.end_off, v_now, x.h FROM x
+        )
+        SELECT (x.ord - 1)::integer, 'queued'::text, x.pid, x.base, v_now, COALESCE(x.win, 0), NULL::jsonb
+        FROM x ORDER BY x.ord;
+        RETURN;
+    END IF;
+
+    FOR v_i IN 1 .. v_n LOOP
+        v_r := queen._log_push_into(v_pids[v_i], p_counts[v_i], p_hashes[v_i], p_blobs[v_i], v_vers[v_i]);
+        idx := v_i - 1;
+        status := v_r->>'status';
+        partition_id := v_pids[v_i];
+        base_offset := (v_r->>'baseOffset')::bigint;
+        created_at := (v_r->>'createdAt')::timestamptz;
+        window_seconds := COALESCE(v_windows[v_i], 0);
+        dups := v_r->'dups';
+        RETURN NEXT;
+    END LOOP;
+END;
+$$;
+
+-- The covering segment of an offset (backward PK probe + coverage check), or no row.
+CREATE OR REPLACE FUNCTION queen.log_segment_at(p_pid uuid, p_off bigint)
+RETURNS TABLE (base_offset bigint, end_offset bigint, created_at timestamptz, blob bytea)
+LANGUAGE sql STABLE
+AS $$
+    SELECT s.base_offset, s.end_offset, s.created_at, s.blob
+    FROM (
+        SELECT s0.base_offset, s0.end_offset, s0.created_at, s0.blob
+        FROM queen.log_segments s0
+        WHERE s0.partition_id = p_pid AND s0.base_offset <= p_off
+        ORDER BY s0.base_offset DESC
+        LIMIT 1
+    ) s
+    WHERE s.end_offset >= p_off
+$$;
+
+-- The broker's encryption-flag lookup for one queue (false when the queue does not exist yet).
+CREATE OR REPLACE FUNCTION queen.queue_encryption(p_tenant uuid, p_queue text)
+RETURNS boolean
+LANGUAGE sql STABLE
+AS $$
+    SELECT COALESCE((SELECT q.encryption_enabled FROM queen.queues q
+                     WHERE q.tenant_id = COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001') AND q.name = p_queue),
+                    false)
+$$;

@@ -1,0 +1,544 @@
+-- =====================================================================================================================
+-- Pop (ENGINE §4) and lease renewal.
+-- A repeatable migration: the rules for editing it are at the top of R__10_common.sql.
+--
+--   log_pop           the broker's pop (ConsumerVerticle): claims partitions, returns the slices to deliver
+--   _log_pop_claim    claims one (partition, group) and computes its slices
+--   log_renew_lease   extends a worker's live leases
+--
+-- What one pop reads does not grow with the partition's backlog (PopCostIT counts the rows one pop fetches):
+--   * _log_pop_claim's forward walk (every segment after the cursor, in offset order) asks for at most
+--     (budget - taken) segments, since every segment gives at least one frame, and is an ordered index range scan
+--     that stops there. Without that LIMIT the planner plans the whole query: with statistics that know a deep
+--     partition it chose a bitmap scan of every segment past the cursor plus a sort, so a pop of 100 messages from a
+--     backlog of 10,000 segments read 10,000 rows.
+--   * log_pop fetches the claimed slices' blobs with a LATERAL ... LIMIT 1 probe per slice. A join of the slice
+--     arrays to log_segments, with statistics that expect about one segment for the partition (one created or grown
+--     since the last ANALYZE, or one of many small ones), read every segment of the partition once, materialised
+--     them and filtered base_offset in the join.
+--
+-- Pops commit without waiting for the WAL flush: log_pop sets synchronous_commit off for the calling transaction
+-- (set_config(..., true) outside any function SET clause lasts until the transaction ends). A pop writes only a lease
+-- (or, with autoAck, a cursor advance). If the database crashes before that commit reaches disk, the lease or the
+-- advance is lost and the messages are delivered again: the at-least-once delivery every pop already has when a
+-- consumer dies holding a lease. Pushes, acks, transactions and DLQ moves still commit synchronously. Waiting for the
+-- flush was a large part of an idle pop's latency (a parked long poll woken by a push answers a fsync later) and kept
+-- a busy pop path waiting on the disk.
+-- =====================================================================================================================
+
+-- Pop (ENGINE §4.2-§4.3). One row per delivered segment slice; partitions in claim order, slices in offset order.
+--   p_queue NULL        -> discovery across the tenant's queues by p_namespace / p_task (non-null ones must match).
+--   p_partition NULL    -> any partition of the queue (random candidates, shared budget, p_max_partitions cap).
+--   p_group NULL or ''  -> '__QUEUE_MODE__'.
+-- Commits asynchronously (see the header).
+CREATE OR REPLACE FUNCTION queen.log_pop(
+    p_tenant         uuid,
+    p_queue          text,
+    p_partition      text,
+    p_group          text,
+    p_budget         integer,
+    p_max_partitions integer,
+    p_lease_s        integer,
+    p_worker         text,
+    p_auto_ack       boolean,
+    p_sub_mode       text,
+    p_sub_from       timestamptz,
+    p_namespace      text DEFAULT NULL,
+    p_task           text DEFAULT NULL
+) RETURNS TABLE (
+    partition_id     uuid,
+    partition_name   text,
+    queue_name       text,
+    delivery_attempt integer,
+    lease_expires_at timestamptz,
+    base_offset      bigint,
+    start_idx        integer,
+    take             integer,
+    msg_count        integer,
+    created_at       timestamptz,
+    blob             bytea
+)
+LANGUAGE plpgsql
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_tenant    uuid := COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001');
+    v_group     text := COALESCE(NULLIF(p_group, ''), '__QUEUE_MODE__');
+    v_now       timestamptz := clock_timestamp();
+    v_remaining integer := GREATEST(COALESCE(p_budget, 1), 1);
+    v_maxp      integer;
+    v_cap       integer;
+    v_claimed   integer := 0;
+    v_q_claimed integer;
+    v_mode      text;
+    v_mode_ts   timestamptz;
+    v_seed_mode text;
+    v_seed_ts   timestamptz;
+    v_inserted  integer;
+    v_lease     integer;
+    v_floor     timestamptz;
+    v_wm_upd    timestamptz;
+    v_pending   boolean;
+    v_pivot     uuid;
+    v_q         record;
+    v_pid       uuid;
+    v_pname     text;
+    v_r         record;
+    v_cur       refcursor;
+BEGIN
+    PERFORM set_config('synchronous_commit', 'off', true);
+    IF p_partition IS NOT NULL THEN
+        v_maxp := 1;
+    ELSIF p_max_partitions IS NULL OR p_max_partitions <= 0 THEN
+        v_maxp := 2147483647;
+    ELSE
+        v_maxp := p_max_partitions;
+    END IF;
+    v_cap := CASE WHEN v_maxp >= 128 THEN 512 ELSE LEAST(GREATEST(v_maxp * 4, 64), 512) END;
+
+    -- The pop's own subscription intent. Queue mode is always 'all'. 'timestamp' without a time degrades to 'new'.
+    IF v_group = '__QUEUE_MODE__' THEN
+        v_mode := 'all';
+    ELSE
+        v_mode := lower(COALESCE(p_sub_mode, 'all'));
+        IF v_mode IN ('new-only', 'new_only', 'newonly', 'now') THEN
+            v_mode := 'new';
+        ELSIF v_mode NOT IN ('all', 'new', 'timestamp') THEN
+            v_mode := 'all';
+        END IF;
+        IF v_mode = 'timestamp' AND p_sub_from IS NULL THEN
+            v_mode := 'new';
+        END IF;
+    END IF;
+    v_mode_ts := CASE v_mode WHEN 'all' THEN '1970-01-01 00:00:00+00'::timestamptz
+                             WHEN 'new' THEN v_now
+                             ELSE p_sub_from END;
+
+    IF p_queue IS NOT NULL THEN
+        -- A queue-scoped pop on a missing queue provisions the queue row (not a partition), so a group can
+        -- subscribe before the first push.
+        IF NOT EXISTS (SELECT 1 FROM queen.queues q WHERE q.tenant_id = v_tenant AND q.name = p_queue) THEN
+            INSERT INTO queen.queues (tenant_id, name, namespace, task)
+            VALUES (v_tenant, p_queue, queen._log_name_ns(p_queue), queen._log_name_task(p_queue))
+            ON CONFLICT (tenant_id, name) DO NOTHING;
+        END IF;
+    ELSIF p_namespace IS NULL AND p_task IS NULL THEN
+        RETURN;                                       -- discovery needs a namespace or a task
+    END IF;
+
+    FOR v_q IN
+        SELECT q.id, q.name::text AS name, q.lease_time, q.delayed_processing, q.window_buffer
+        FROM queen.queues q
+        WHERE q.tenant_id = v_tenant
+          AND (p_queue IS NULL OR q.name = p_queue)
+          AND (p_queue IS NOT NULL OR (
+                   (p_namespace IS NULL OR COALESCE(NULLIF(q.namespace, ''), queen._log_name_ns(q.name)) = p_namespace)
+               AND (p_task IS NULL OR COALESCE(NULLIF(q.task, ''), queen._log_name_task(q.name)) = p_task)))
+        ORDER BY random()
+    LOOP
+        -- ---- group registration (first contact of (queue, group)) + bulk cursor seed -------------------------------
+        SELECT m.subscription_mode, m.subscription_timestamp INTO v_seed_mode, v_seed_ts
+        FROM queen.consumer_groups_metadata m
+        WHERE m.tenant_id = v_tenant AND m.consumer_group = v_group AND m.queue_id = v_q.id
+          AND m.partition_name = '' AND m.namespace = '' AND m.task = '';
+        IF NOT FOUND THEN
+            -- One registrant at a time, without waiting: a concurrent registrant is seeding right now, so this
+            -- queue is skipped for this cycle (the next poll sees the committed seed).
+            IF NOT pg_try_advisory_xact_lock(hashtextextended('cgm/' || v_q.id::text || '/' || v_group, 42)) THEN
+                CONTINUE;
+            END IF;
+            INSERT INTO queen.consumer_groups_metadata
+                (tenant_id, consumer_group, queue_id, partition_name, namespace, task,
+                 subscription_mode, subscription_timestamp)
+            VALUES (v_tenant, v_group, v_q.id, '', '', '', v_mode, v_mode_ts)
+            ON CONFLICT DO NOTHING;
+            GET DIAGNOSTICS v_inserted = ROW_COUNT;
+            IF v_inserted > 0 THEN
+                IF v_mode = 'new' THEN
+                    INSERT INTO queen.log_consumers (partition_id, consumer_group, committed)
+                    SELECT p.id, v_group, p.last_offset
+                    FROM queen.log_partitions p WHERE p.queue_id = v_q.id
+                    ORDER BY p.id
+                    ON CONFLICT (partition_id, consumer_group) DO NOTHING;
+                ELSIF v_mode = 'timestamp' THEN
+                    INSERT INTO queen.log_consumers (partition_id, consumer_group, committed)
+                    SELECT p.id, v_group,
+                           COALESCE((SELECT s.base_offset - 1 FROM queen.log_segments s
+                                     WHERE s.partition_id = p.id AND s.base_offset >= p.log_start
+                                       AND s.created_at >= v_mode_ts
+                                     ORDER BY s.base_offset LIMIT 1), p.last_offset)
+                    FROM queen.log_partitions p WHERE p.queue_id = v_q.id
+                    ORDER BY p.id
+                    ON CONFLICT (partition_id, consumer_group) DO NOTHING;
+                ELSE
+                    INSERT INTO queen.log_consumers (partition_id, consumer_group, committed)
+                    SELECT p.id, v_group, GREATEST(p.log_start - 1, -1)
+                    FROM queen.log_partitions p WHERE p.queue_id = v_q.id
+                    ORDER BY p.id
+                    ON CONFLICT (partition_id, consumer_group) DO NOTHING;
+                END IF;
+            END IF;
+            SELECT m.subscription_mode, m.subscription_timestamp INTO v_seed_mode, v_seed_ts
+            FROM queen.consumer_groups_metadata m
+            WHERE m.tenant_id = v_tenant AND m.consumer_group = v_group AND m.queue_id = v_q.id
+              AND m.partition_name = '' AND m.namespace = '' AND m.task = '';
+        END IF;
+        -- The durable subscription wins for partitions first contacted later. 'all' seeds at the retained head;
+        -- 'new' and 'timestamp' seed from the stored time (everything pushed since the subscription).
+        IF v_group = '__QUEUE_MODE__' THEN
+            v_seed_mode := 'all';
+        ELSIF v_seed_mode IS NULL THEN
+            v_seed_mode := v_mode; v_seed_ts := v_mode_ts;
+        ELSIF v_seed_mode = 'new' THEN
+            v_seed_mode := 'timestamp';
+        END IF;
+
+        v_lease := CASE WHEN p_lease_s > 0 THEN p_lease_s
+                        WHEN v_q.lease_time > 0 THEN v_q.lease_time
+                        ELSE 60 END;
+        v_q_claimed := 0;
+        v_floor := NULL;
+
+        -- ---- candidates ------------------------------------------------------------------------------------------
+        IF p_partition IS NOT NULL THEN
+            OPEN v_cur FOR
+                SELECT p.id, p.name FROM queen.log_partitions p
+                WHERE p.queue_id = v_q.id AND p.name = p_partition;
+        ELSE
+            SELECT w.last_empty_scan_at, w.updated_at INTO v_floor, v_wm_upd
+            FROM queen.consumer_watermarks w
+            WHERE w.queue_id = v_q.id AND w.consumer_group = v_group;
+            IF v_floor IS NOT NULL AND v_floor > '-infinity'::timestamptz THEN
+                -- The group found this queue empty at v_floor: only partitions written since (2 min slack for the
+                -- once-per-second last_write_at quantisation and in-flight pushes) can hold anything new.
+                OPEN v_cur FOR
+                    SELECT p.id, p.name
+                    FROM queen.log_partitions p
+                    LEFT JOIN LATERAL (
+                        SELECT c0.partition_id, c0.committed, c0.worker_id, c0.lease_expires_at
+                        FROM queen.log_consumers c0
+                        WHERE c0.partition_id = p.id AND c0.consumer_group = v_group
+                        LIMIT 1) c ON true
+                    WHERE p.queue_id = v_q.id
+                      AND p.last_write_at >= v_floor - interval '2 minutes'
+                      AND (c.partition_id IS NULL OR p.last_offset > c.committed)
+                      AND (c.worker_id IS NULL OR c.lease_expires_at IS NULL OR c.lease_expires_at < v_now)
+                    ORDER BY random()
+                    LIMIT v_cap;
+            ELSE
+                -- No floor: walk the queue's partitions by id from a random pivot (wrapping around). Both halves
+                -- stop at the LIMIT, so a deep backlog over many partitions costs O(candidates), not O(partitions).
+                -- The cursor probe is a LATERAL ... LIMIT 1 (not pulled up) so it stays a per-row PK lookup and the
+                -- planner cannot turn it into a merge/hash join over every cursor of the group.
+                v_pivot := gen_random_uuid();
+                OPEN v_cur FOR
+                    SELECT x.id, x.name FROM (
+                        (SELECT p.id, p.name, 0 AS half
+                         FROM queen.log_partitions p
+                         LEFT JOIN LATERAL (
+                             SELECT c0.partition_id, c0.committed, c0.worker_id, c0.lease_expires_at
+                             FROM queen.log_consumers c0
+                             WHERE c0.partition_id = p.id AND c0.consumer_group = v_group
+                             LIMIT 1) c ON true
+                         WHERE p.queue_id = v_q.id AND p.id >= v_pivot
+                           AND (c.partition_id IS NULL OR p.last_offset > c.committed)
+                           AND (c.worker_id IS NULL OR c.lease_expires_at IS NULL OR c.lease_expires_at < v_now)
+                         ORDER BY p.id
+                         LIMIT v_cap)
+                        UNION ALL
+                        (SELECT p.id, p.name, 1 AS half
+                         FROM queen.log_partitions p
+                         LEFT JOIN LATERAL (
+                             SELECT c0.partition_id, c0.committed, c0.worker_id, c0.lease_expires_at
+                             FROM queen.log_consumers c0
+                             WHERE c0.partition_id = p.id AND c0.consumer_group = v_group
+                             LIMIT 1) c ON true
+                         WHERE p.queue_id = v_q.id AND p.id < v_pivot
+                           AND (c.partition_id IS NULL OR p.last_offset > c.committed)
+                           AND (c.worker_id IS NULL OR c.lease_expires_at IS NULL OR c.lease_expires_at < v_now)
+                         ORDER BY p.id
+                         LIMIT v_cap)
+                    ) x
+                    ORDER BY x.half, x.id
+                    LIMIT v_cap;
+            END IF;
+        END IF;
+
+        LOOP
+            FETCH v_cur INTO v_pid, v_pname;
+            EXIT WHEN NOT FOUND;
+
+            SELECT * INTO v_r FROM queen._log_pop_claim(
+                v_pid, v_group, v_remaining, v_lease, p_worker, COALESCE(p_auto_ack, false),
+                v_seed_mode, v_seed_ts, v_q.delayed_processing, v_q.window_buffer, v_now);
+
+            IF v_r.o_taken > 0 THEN
+                RETURN QUERY
+                    SELECT v_pid, v_pname, v_q.name, v_r.o_attempt, v_r.o_expires,
+                           s.base_offset, u.st, u.tk, u.cnt, s.created_at, s.blob
+                    FROM unnest(v_r.o_bases, v_r.o_starts, v_r.o_takes, v_r.o_counts)
+                         WITH ORDINALITY AS u(b, st, tk, cnt, ord)
+                    CROSS JOIN LATERAL (
+                        SELECT s0.base_offset, s0.created_at, s0.blob
+                        FROM queen.log_segments s0
+                        WHERE s0.partition_id = v_pid AND s0.base_offset = u.b
+                        LIMIT 1) s
+                    ORDER BY u.ord;
+                v_remaining := v_remaining - v_r.o_taken;
+                v_claimed := v_claimed + 1;
+                v_q_claimed := v_q_claimed + 1;
+                EXIT WHEN v_remaining <= 0 OR v_claimed >= v_maxp;
+            END IF;
+        END LOOP;
+        CLOSE v_cur;
+
+        -- ---- empty-scan floor (at most every 30 s per (queue, group), never waiting) ----------------------------
+        IF p_partition IS NULL AND v_q_claimed = 0
+           AND (v_wm_upd IS NULL OR v_floor IS NULL OR v_wm_upd < v_now - interval '30 seconds')
+           AND pg_try_advisory_xact_lock(hashtextextended('cwm/' || v_q.id::text || '/' || v_group, 42)) THEN
+            -- Pending data ignoring leases: a backlog held under a lease must never be stranded behind the floor.
+            SELECT EXISTS (
+                SELECT 1
+                FROM queen.log_partitions p
+                LEFT JOIN queen.log_consumers c ON c.partition_id = p.id AND c.consumer_group = v_group
+                WHERE p.queue_id = v_q.id
+                  AND p.last_write_at >= COALESCE(v_floor, '-infinity'::timestamptz) - interval '2 minutes'
+                  AND ((c.partition_id IS NULL AND p.last_offset >= p.log_start) OR p.last_offset > c.committed)
+            ) INTO v_pending;
+            INSERT INTO queen.consumer_watermarks AS w (queue_id, consumer_group, last_empty_scan_at, updated_at)
+            VALUES (v_q.id, v_group, CASE WHEN v_pending THEN '-infinity'::timestamptz ELSE v_now END, v_now)
+            ON CONFLICT (queue_id, consumer_group) DO UPDATE SET
+                last_empty_scan_at = CASE WHEN v_pending THEN w.last_empty_scan_at ELSE v_now END,
+                updated_at = v_now;
+        END IF;
+
+        EXIT WHEN v_remaining <= 0 OR v_claimed >= v_maxp;
+    END LOOP;
+END;
+$$;
+
+-- Claim one (partition, group) and compute the slices to deliver (ENGINE §4.2 steps 2-9). Never blocks: the cursor row
+-- is claimed FOR UPDATE SKIP LOCKED, a missing row is created under a transaction-scoped TRY advisory lock.
+-- Returns the slices as arrays (bases/starts/takes/counts, offset order) so the caller fetches blobs in one pass.
+-- p_seed_mode/p_seed_ts: how to seed a missing cursor row ('all' | 'new' | 'timestamp').
+CREATE OR REPLACE FUNCTION queen._log_pop_claim(
+    p_pid       uuid,
+    p_group     text,
+    p_budget    integer,
+    p_lease_s   integer,
+    p_worker    text,
+    p_auto_ack  boolean,
+    p_seed_mode text,
+    p_seed_ts   timestamptz,
+    p_delayed   integer,
+    p_window    integer,
+    p_now       timestamptz,
+    OUT o_bases   bigint[],
+    OUT o_starts  integer[],
+    OUT o_takes   integer[],
+    OUT o_counts  integer[],
+    OUT o_taken   integer,
+    OUT o_attempt integer,
+    OUT o_expires timestamptz
+)
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    v_c         record;
+    v_last      bigint;
+    v_logstart  bigint;
+    v_seed      bigint;
+    v_newest    timestamptz;
+    v_deadline  timestamptz;
+    v_wanted    bigint;
+    v_budget    integer := GREATEST(COALESCE(p_budget, 1), 1);
+    v_take      integer;
+    v_start     bigint;
+    v_lastdel   bigint;
+    v_any_data  boolean := false;
+    v_seg       record;
+BEGIN
+    o_taken := 0;
+
+    -- window_buffer: the whole partition waits until it has been quiet for N seconds.
+    IF COALESCE(p_window, 0) > 0 THEN
+        SELECT s.created_at INTO v_newest
+        FROM queen.log_segments s WHERE s.partition_id = p_pid
+        ORDER BY s.base_offset DESC LIMIT 1;
+        IF v_newest IS NOT NULL AND v_newest > p_now - make_interval(secs => p_window) THEN
+            RETURN;
+        END IF;
+    END IF;
+
+    SELECT c.committed, c.attempt_offset, c.attempt_count INTO v_c
+    FROM queen.log_consumers c
+    WHERE c.partition_id = p_pid AND c.consumer_group = p_group
+      AND (c.worker_id IS NULL OR c.lease_expires_at IS NULL OR c.lease_expires_at < p_now)
+    FOR UPDATE SKIP LOCKED;
+
+    IF NOT FOUND THEN
+        PERFORM 1 FROM queen.log_consumers c WHERE c.partition_id = p_pid AND c.consumer_group = p_group;
+        IF FOUND THEN
+            RETURN;                                   -- leased or locked by a concurrent pop: skip, never wait
+        END IF;
+        IF NOT pg_try_advisory_xact_lock(hashtextextended(p_pid::text || '/' || p_group, 42)) THEN
+            RETURN;                                   -- somebody else is creating this cursor right now
+        END IF;
+        SELECT p.last_offset, p.log_start INTO v_last, v_logstart FROM queen.log_partitions p WHERE p.id = p_pid;
+        IF NOT FOUND THEN
+            RETURN;
+        END IF;
+        IF p_seed_mode = 'new' THEN
+            v_seed := v_last;
+        ELSIF p_seed_mode = 'timestamp' AND p_seed_ts IS NOT NULL THEN
+            SELECT s.base_offset - 1 INTO v_seed
+            FROM queen.log_segments s
+            WHERE s.partition_id = p_pid AND s.base_offset >= v_logstart AND s.created_at >= p_seed_ts
+            ORDER BY s.base_offset LIMIT 1;
+            v_seed := COALESCE(v_seed, v_last);
+        ELSE
+            v_seed := GREATEST(v_logstart - 1, -1);
+        END IF;
+        INSERT INTO queen.log_consumers (partition_id, consumer_group, committed)
+        VALUES (p_pid, p_group, v_seed)
+        ON CONFLICT (partition_id, consumer_group) DO NOTHING;
+
+        SELECT c.committed, c.attempt_offset, c.attempt_count INTO v_c
+        FROM queen.log_consumers c
+        WHERE c.partition_id = p_pid AND c.consumer_group = p_group
+          AND (c.worker_id IS NULL OR c.lease_expires_at IS NULL OR c.lease_expires_at < p_now)
+        FOR UPDATE SKIP LOCKED;
+        IF NOT FOUND THEN
+            RETURN;
+        END IF;
+    END IF;
+
+    SELECT p.last_offset INTO v_last FROM queen.log_partitions p WHERE p.id = p_pid;
+    IF v_last IS NULL OR v_last <= v_c.committed THEN
+        RETURN;                                       -- nothing past the cursor
+    END IF;
+
+    v_wanted := v_c.committed + 1;
+    IF COALESCE(p_delayed, 0) > 0 THEN
+        v_deadline := p_now - make_interval(secs => p_delayed);
+    END IF;
+    o_bases := '{}'; o_starts := '{}'; o_takes := '{}'; o_counts := '{}';
+
+    -- Head probe: the segment with the largest base <= wanted; if it covers wanted, start mid-segment.
+    SELECT s.base_offset, s.end_offset, s.created_at INTO v_seg
+    FROM queen.log_segments s
+    WHERE s.partition_id = p_pid AND s.base_offset <= v_wanted
+    ORDER BY s.base_offset DESC LIMIT 1;
+    IF FOUND AND v_seg.end_offset >= v_wanted THEN
+        v_any_data := true;
+        IF v_deadline IS NULL OR v_seg.created_at <= v_deadline THEN
+            v_take := LEAST(v_seg.end_offset - v_wanted + 1, v_budget)::integer;
+            o_bases  := o_bases  || v_seg.base_offset;
+            o_starts := o_starts || (v_wanted - v_seg.base_offset)::integer;
+            o_takes  := o_takes  || v_take;
+            o_counts := o_counts || (v_seg.end_offset - v_seg.base_offset + 1)::integer;
+            o_taken  := v_take;
+            v_start  := v_wanted;
+            v_lastdel := v_wanted + v_take - 1;
+        ELSE
+            v_budget := 0;                            -- head is delayed: so is everything after it (suffix)
+        END IF;
+    END IF;
+
+    -- Forward walk: every later segment from frame 0; retention gaps are simply skipped; delayed segments are a suffix.
+    IF o_taken < v_budget THEN
+        FOR v_seg IN
+            SELECT s.base_offset, s.end_offset, s.created_at
+            FROM queen.log_segments s
+            WHERE s.partition_id = p_pid AND s.base_offset > v_wanted
+            ORDER BY s.base_offset
+            LIMIT v_budget - o_taken                  -- every segment gives at least one frame
+        LOOP
+            v_any_data := true;
+            EXIT WHEN v_deadline IS NOT NULL AND v_seg.created_at > v_deadline;
+            v_take := LEAST(v_seg.end_offset - v_seg.base_offset + 1, v_budget - o_taken)::integer;
+            o_bases  := o_bases  || v_seg.base_offset;
+            o_starts := o_starts || 0;
+            o_takes  := o_takes  || v_take;
+            o_counts := o_counts || (v_seg.end_offset - v_seg.base_offset + 1)::integer;
+            o_taken  := o_taken + v_take;
+            IF v_start IS NULL THEN
+                v_start := v_seg.base_offset;
+            END IF;
+            v_lastdel := v_seg.base_offset + v_take - 1;
+            EXIT WHEN o_taken >= v_budget;
+        END LOOP;
+    ELSIF NOT v_any_data THEN
+        v_any_data := EXISTS (SELECT 1 FROM queen.log_segments s
+                              WHERE s.partition_id = p_pid AND s.base_offset > v_wanted);
+    END IF;
+
+    IF o_taken = 0 THEN
+        -- Nothing left at or after the cursor (retention removed it): seal, so the partition stops being a candidate.
+        -- Never when segments exist but are merely delayed.
+        IF NOT v_any_data THEN
+            UPDATE queen.log_consumers c SET committed = v_last
+            WHERE c.partition_id = p_pid AND c.consumer_group = p_group AND c.committed < v_last;
+        END IF;
+        o_bases := NULL; o_starts := NULL; o_takes := NULL; o_counts := NULL;
+        RETURN;
+    END IF;
+
+    IF p_auto_ack THEN
+        UPDATE queen.log_consumers c SET
+            committed = v_lastdel,
+            worker_id = NULL, lease_expires_at = NULL, lease_acquired_at = NULL, batch_end = NULL,
+            total_consumed = c.total_consumed + o_taken
+        WHERE c.partition_id = p_pid AND c.consumer_group = p_group;
+        o_attempt := 1;
+        o_expires := NULL;
+    ELSE
+        UPDATE queen.log_consumers c SET
+            worker_id = p_worker,
+            lease_expires_at = p_now + make_interval(secs => p_lease_s),
+            lease_acquired_at = p_now,
+            batch_end = v_lastdel,
+            attempt_count = CASE WHEN c.attempt_offset IS NOT DISTINCT FROM v_start THEN c.attempt_count + 1 ELSE 1 END,
+            attempt_offset = v_start
+        WHERE c.partition_id = p_pid AND c.consumer_group = p_group
+        RETURNING GREATEST(c.attempt_count, 1), c.lease_expires_at INTO o_attempt, o_expires;
+    END IF;
+END;
+$$;
+
+-- Extend every live lease of a worker on the tenant's partitions; never shortens. Rows are locked in
+-- (partition_id, group) order first (same total order as multi-row ack paths).
+CREATE OR REPLACE FUNCTION queen.log_renew_lease(p_tenant uuid, p_worker text, p_seconds integer)
+RETURNS jsonb
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    v_tenant uuid := COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001');
+    v_now    timestamptz := clock_timestamp();
+    v_secs   integer := GREATEST(COALESCE(p_seconds, 60), 1);
+    v_n      bigint;
+    v_exp    timestamptz;
+BEGIN
+    IF COALESCE(p_worker, '') = '' THEN
+        RETURN jsonb_build_object('renewed', 0, 'expiresAt', NULL);
+    END IF;
+    WITH locked AS (
+        SELECT c.partition_id, c.consumer_group
+        FROM queen.log_consumers c
+        JOIN queen.log_partitions p ON p.id = c.partition_id
+        JOIN queen.queues q ON q.id = p.queue_id
+        WHERE c.worker_id = p_worker AND c.lease_expires_at > v_now AND q.tenant_id = v_tenant
+        ORDER BY c.partition_id, c.consumer_group
+        FOR UPDATE OF c
+    ), upd AS (
+        UPDATE queen.log_consumers c
+        SET lease_expires_at = GREATEST(c.lease_expires_at, v_now + make_interval(secs => v_secs))
+        FROM locked l
+        WHERE c.partition_id = l.partition_id AND c.consumer_group = l.consumer_group
+          AND c.worker_id = p_worker AND c.lease_expires_at > v_now
+        RETURNING c.lease_expires_at
+    )
+    SELECT count(*), min(upd.lease_expires_at) INTO v_n, v_exp FROM upd;
+    RETURN jsonb_build_object('renewed', v_n, 'expiresAt', CASE WHEN v_exp IS NULL THEN NULL ELSE queen._log_ts(v_exp) END);
+END;
+$$;

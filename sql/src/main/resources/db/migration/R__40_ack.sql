@@ -1,0 +1,304 @@
+-- =====================================================================================================================
+-- Ack (ENGINE §5): hash-resolved acks and the DLQ head snapshot.
+-- A repeatable migration: the rules for editing it are at the top of R__10_common.sql.
+-- =====================================================================================================================
+
+-- ---------------------------------------------------------------------------------------------------------------------
+-- Ack
+-- ---------------------------------------------------------------------------------------------------------------------
+
+-- Hash-resolved ack for one (partition, group) (ENGINE §5.2). Index arrays (noop/stale/unresolved, poisonIndex) are
+-- 0-based positions in p_hashes. Implicit ack: the new cursor is the highest completed offset strictly below the head
+-- signal (lowest failed/dlq/retry; tie dlq > failed > retry). Negative signals act only on a leased batch.
+CREATE OR REPLACE FUNCTION queen.log_ack(
+    p_tenant   uuid,
+    p_pid      uuid,
+    p_group    text,
+    p_worker   text,
+    p_hashes   bytea[],
+    p_statuses text[]
+) RETURNS jsonb
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    v_tenant      uuid := COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001');
+    v_group       text := COALESCE(NULLIF(p_group, ''), '__QUEUE_MODE__');
+    v_worker      text := COALESCE(p_worker, '');
+    v_n           integer := COALESCE(cardinality(p_hashes), 0);
+    v_retry_limit integer;
+    v_dlq_on      boolean;
+    v_tstart      bigint;
+    v_c           queen.log_consumers;
+    v_has_lease   boolean;
+    v_lo          bigint;
+    v_hi          bigint;
+    v_span_base   bigint;
+    v_st          text[];
+    v_eff         bigint[];
+    v_below       boolean[];
+    v_i           integer;
+    v_rank        integer;
+    v_sig_off     bigint;
+    v_sig_rank    integer;
+    v_sig_idx     integer;
+    v_sig_kind    text;
+    v_max_ok      bigint;
+    v_new         bigint;
+    v_delta       bigint;
+    v_noop        jsonb := '[]'::jsonb;
+    v_stale       jsonb := '[]'::jsonb;
+    v_unres       jsonb := '[]'::jsonb;
+    v_released    boolean := false;
+    v_retry_ct    integer;
+BEGIN
+    IF p_statuses IS NOT NULL AND cardinality(p_statuses) <> v_n THEN
+        RAISE EXCEPTION 'QACK misaligned arrays: % hashes, % statuses', v_n, cardinality(p_statuses);
+    END IF;
+
+    -- Ownership gate folded in: the partition must exist and belong to one of the tenant's queues.
+    SELECT q.retry_limit, (q.dead_letter_queue OR q.dlq_after_max_retries), p.txns_start
+    INTO v_retry_limit, v_dlq_on, v_tstart
+    FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id
+    WHERE p.id = p_pid AND q.tenant_id = v_tenant;
+    IF NOT FOUND THEN
+        RETURN jsonb_build_object('ok', false, 'error', 'partition not owned by tenant');
+    END IF;
+
+    -- The only lock the ack path takes.
+    v_c := queen._log_lock_cursor(p_pid, v_group);
+    IF v_c.partition_id IS NULL THEN
+        RETURN jsonb_build_object('ok', false, 'error', 'consumer not found');
+    END IF;
+
+    -- The lease is checked only when a worker is given; a lease-less ack still advances the cursor.
+    IF v_worker <> '' AND (v_c.worker_id IS DISTINCT FROM v_worker
+                           OR v_c.lease_expires_at IS NULL
+                           OR v_c.lease_expires_at < clock_timestamp()) THEN
+        -- The same batch acked again with its (since released) lease is all success, as no-ops (ENGINE.md §5.3
+        -- "rowless_messages"): every status is completed and every hash resolves at or below the cursor.
+        IF v_n > 0
+           AND NOT EXISTS (SELECT 1 FROM unnest(p_statuses) s(s)
+                            WHERE NOT (s.s IS NULL OR s.s IN ('', 'completed', 'success', 'acked', 'ok')))
+           AND (SELECT bool_and(EXISTS (
+                    SELECT 1 FROM queen.log_txns t CROSS JOIN LATERAL queen.log_unnest_hashes(t.hashes) th
+                     WHERE t.partition_id = p_pid AND t.base_offset <= v_c.committed
+                       AND th.h = u.h AND t.base_offset + th.idx <= v_c.committed))
+                  FROM unnest(p_hashes) u(h)) THEN
+            RETURN jsonb_build_object('ok', true, 'leaseReleased', false, 'acked', 0,
+                'noop', (SELECT jsonb_agg(i - 1) FROM generate_series(1, v_n) i),
+                'stale', '[]'::jsonb, 'unresolved', '[]'::jsonb, 'committed', v_c.committed,
+                'dlq', false, 'dropped', false);
+        END IF;
+        RETURN jsonb_build_object('ok', false, 'error', 'invalid or expired lease');
+    END IF;
+
+    v_has_lease := v_c.batch_end IS NOT NULL;
+    v_lo := GREATEST(v_c.committed + 1, v_tstart);
+    v_hi := CASE WHEN v_has_lease THEN v_c.batch_end END;    -- NULL = unbounded (lease-less)
+
+    -- Normalise statuses: completed | failed | retry | dlq.
+    SELECT COALESCE(array_agg(
+               CASE WHEN s.s IS NULL OR s.s IN ('', 'completed', 'success', 'acked', 'ok') THEN 'completed'
+                    WHEN s.s IN ('retry', 'dlq', 'failed') THEN s.s
+                    ELSE 'failed' END ORDER BY s.ord), '{}')
+    INTO v_st
+    FROM unnest(COALESCE(p_statuses, array_fill(NULL::text, ARRAY[v_n]))) WITH ORDINALITY AS s(s, ord);
+
+    IF v_n > 0 THEN
+        -- Phase 1: resolve inside the ackable span only (the batch's txns rows: cheap on the happy path).
+        -- eff = the lowest matching offset inside [lo, hi].
+        SELECT t.base_offset INTO v_span_base
+        FROM queen.log_txns t
+        WHERE t.partition_id = p_pid AND t.base_offset <= v_lo
+        ORDER BY t.base_offset DESC LIMIT 1;
+        v_span_base := COALESCE(v_span_base, v_lo);
+
+        SELECT array_agg(x.eff ORDER BY x.ord) INTO v_eff
+        FROM (
+            SELECT u.ord, MIN(o.off) AS eff
+            FROM unnest(p_hashes) WITH ORDINALITY AS u(h, ord)
+            LEFT JOIN (
+                SELECT th.h, t.base_offset + th.idx AS off
+                FROM queen.log_txns t
+                CROSS JOIN LATERAL queen.log_unnest_hashes(t.hashes) th
+                WHERE t.partition_id = p_pid
+                  AND t.base_offset >= v_span_base
+                  AND (v_hi IS NULL OR t.base_offset <= v_hi)
+            ) o ON o.h = u.h AND o.off >= v_lo AND (v_hi IS NULL OR o.off <= v_hi)
+            GROUP BY u.ord
+        ) x;
+
+        -- Phase 2 (only when something did not resolve in the span): is there a match at or below the cursor?
+        IF array_position(v_eff, NULL) IS NOT NULL THEN
+            SELECT array_agg(x.below ORDER BY x.ord) INTO v_below
+            FROM (
+                SELECT u.ord, (COUNT(o.off) > 0) AS below
+                FROM unnest(p_hashes) WITH ORDINALITY AS u(h, ord)
+                LEFT JOIN (
+                    SELECT th.h, t.base_offset + th.idx AS off
+                    FROM queen.log_txns t
+                    CROSS JOIN LATERAL queen.log_unnest_hashes(t.hashes) th
+                    WHERE t.partition_id = p_pid AND t.base_offset <= v_c.committed
+                ) o ON o.h = u.h AND o.off <= v_c.committed
+                GROUP BY u.ord
+            ) x;
+        ELSE
+            v_below := array_fill(false, ARRAY[v_n]);
+        END IF;
+
+        -- Head signal: lowest eff among negative signals; tie at one offset: dlq > failed > retry; then lowest index.
+        FOR v_i IN 1 .. v_n LOOP
+            IF v_eff[v_i] IS NOT NULL AND v_st[v_i] <> 'completed' THEN
+                v_rank := CASE v_st[v_i] WHEN 'dlq' THEN 0 WHEN 'failed' THEN 1 ELSE 2 END;
+                IF v_sig_off IS NULL OR v_eff[v_i] < v_sig_off
+                   OR (v_eff[v_i] = v_sig_off AND v_rank < v_sig_rank) THEN
+                    v_sig_off := v_eff[v_i]; v_sig_rank := v_rank; v_sig_idx := v_i - 1; v_sig_kind := v_st[v_i];
+                END IF;
+            END IF;
+        END LOOP;
+
+        FOR v_i IN 1 .. v_n LOOP
+            IF v_eff[v_i] IS NOT NULL THEN
+                IF v_st[v_i] = 'completed' AND (v_sig_off IS NULL OR v_eff[v_i] < v_sig_off) THEN
+                    v_max_ok := GREATEST(v_max_ok, v_eff[v_i]);
+                END IF;
+            ELSIF v_below[v_i] THEN
+                IF v_st[v_i] = 'completed' THEN
+                    v_noop := v_noop || to_jsonb(v_i - 1);
+                ELSE
+                    v_stale := v_stale || to_jsonb(v_i - 1);
+                END IF;
+            ELSE
+                v_unres := v_unres || to_jsonb(v_i - 1);
+            END IF;
+        END LOOP;
+    END IF;
+
+    v_new := COALESCE(v_max_ok, v_c.committed);
+    v_delta := GREATEST(v_new - v_c.committed, 0);
+
+    -- dlq hand-off: explicit 'dlq', or 'failed' with the budget spent and the DLQ enabled. Advance to the completed
+    -- prefix and KEEP the lease; the broker snapshots the poison frame and calls log_dlq_head.
+    IF v_has_lease AND (v_sig_kind = 'dlq'
+                        OR (v_sig_kind = 'failed' AND v_c.batch_retry_count >= v_retry_limit AND v_dlq_on)) THEN
+        UPDATE queen.log_consumers c SET
+            committed = v_new,
+            total_consumed = c.total_consumed + v_delta
+        WHERE c.partition_id = p_pid AND c.consumer_group = v_group;
+        RETURN jsonb_build_object(
+            'ok', true, 'dlq', true, 'dropped', false, 'leaseReleased', false,
+            'partitionId', p_pid, 'group', v_group, 'worker', v_worker,
+            'off', v_sig_off, 'poisonIndex', v_sig_idx,
+            'committed', v_new, 'acked', v_delta,
+            'noop', v_noop, 'stale', v_stale, 'unresolved', v_unres);
+    END IF;
+
+    IF v_has_lease AND v_sig_kind = 'failed' THEN
+        v_retry_ct := v_c.batch_retry_count;
+        IF v_retry_ct < v_retry_limit THEN
+            -- Budget left: charge once, release; everything from the poison on redelivers.
+            UPDATE queen.log_consumers c SET
+                committed = v_new,
+                worker_id = NULL, lease_expires_at = NULL, batch_end = NULL,
+                batch_retry_count = v_retry_ct + 1,
+                total_consumed = c.total_consumed + v_delta
+            WHERE c.partition_id = p_pid AND c.consumer_group = v_group;
+            RETURN jsonb_build_object(
+                'ok', true, 'dlq', false, 'dropped', false, 'leaseReleased', true,
+                'committed', v_new, 'acked', v_delta, 'retryCount', v_retry_ct + 1,
+                'noop', v_noop, 'stale', v_stale, 'unresolved', v_unres);
+        END IF;
+        -- Budget spent, DLQ disabled: drop the poison (committed = its offset), reset the count, release.
+        UPDATE queen.log_consumers c SET
+            committed = v_sig_off,
+            worker_id = NULL, lease_expires_at = NULL, batch_end = NULL,
+            batch_retry_count = 0, attempt_offset = NULL, attempt_count = 0,
+            total_consumed = c.total_consumed + GREATEST(v_sig_off - v_c.committed, 0)
+        WHERE c.partition_id = p_pid AND c.consumer_group = v_group;
+        RETURN jsonb_build_object(
+            'ok', true, 'dlq', false, 'dropped', true, 'leaseReleased', true,
+            'off', v_sig_off, 'poisonIndex', v_sig_idx,
+            'committed', v_sig_off, 'acked', GREATEST(v_sig_off - v_c.committed, 0),
+            'noop', v_noop, 'stale', v_stale, 'unresolved', v_unres);
+    END IF;
+
+    IF v_has_lease AND v_sig_kind = 'retry' THEN
+        -- Budget-free retry: release at the completed prefix, count unchanged.
+        UPDATE queen.log_consumers c SET
+            committed = v_new,
+            worker_id = NULL, lease_expires_at = NULL, batch_end = NULL,
+            total_consumed = c.total_consumed + v_delta
+        WHERE c.partition_id = p_pid AND c.consumer_group = v_group;
+        RETURN jsonb_build_object(
+            'ok', true, 'dlq', false, 'dropped', false, 'leaseReleased', true,
+            'committed', v_new, 'acked', v_delta,
+            'noop', v_noop, 'stale', v_stale, 'unresolved', v_unres);
+    END IF;
+
+    -- All completed (or no leased batch): advance. Reaching batch_end completes the batch: release and reset counters;
+    -- otherwise keep the lease so the rest of the batch can still be acked.
+    IF v_has_lease AND v_new >= v_c.batch_end THEN
+        UPDATE queen.log_consumers c SET
+            committed = v_new,
+            worker_id = NULL, lease_expires_at = NULL, batch_end = NULL,
+            attempt_offset = NULL, attempt_count = 0, batch_retry_count = 0,
+            total_consumed = c.total_consumed + v_delta
+        WHERE c.partition_id = p_pid AND c.consumer_group = v_group;
+        v_released := true;
+    ELSIF v_delta > 0 THEN
+        UPDATE queen.log_consumers c SET
+            committed = v_new,
+            total_consumed = c.total_consumed + v_delta
+        WHERE c.partition_id = p_pid AND c.consumer_group = v_group;
+    END IF;
+
+    RETURN jsonb_build_object(
+        'ok', true, 'dlq', false, 'dropped', false, 'leaseReleased', v_released,
+        'committed', v_new, 'acked', v_delta,
+        'noop', v_noop, 'stale', v_stale, 'unresolved', v_unres);
+END;
+$$;
+
+-- File the poison frame of a dlq hand-off (ENGINE §7.1 step 5). A second call fails the lease check and changes nothing.
+CREATE OR REPLACE FUNCTION queen.log_dlq_head(
+    p_pid        uuid,
+    p_group      text,
+    p_worker     text,
+    p_off        bigint,
+    p_message_id uuid,
+    p_txn        text,
+    p_payload    jsonb,
+    p_error      text
+) RETURNS jsonb
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    v_group text := COALESCE(NULLIF(p_group, ''), '__QUEUE_MODE__');
+    v_c     queen.log_consumers;
+    v_id    uuid;
+BEGIN
+    v_c := queen._log_lock_cursor(p_pid, v_group);
+    IF v_c.partition_id IS NULL THEN
+        RETURN jsonb_build_object('ok', false, 'error', 'consumer not found');
+    END IF;
+    IF COALESCE(p_worker, '') <> '' AND (v_c.worker_id IS DISTINCT FROM p_worker
+                                         OR v_c.lease_expires_at IS NULL
+                                         OR v_c.lease_expires_at < clock_timestamp()) THEN
+        RETURN jsonb_build_object('ok', false, 'error', 'invalid or expired lease');
+    END IF;
+
+    INSERT INTO queen.log_dlq (partition_id, consumer_group, "offset", message_id, transaction_id,
+                               payload, error, retry_count)
+    VALUES (p_pid, v_group, p_off, p_message_id, p_txn, p_payload, p_error, v_c.batch_retry_count)
+    RETURNING id INTO v_id;
+
+    UPDATE queen.log_consumers c SET
+        committed = GREATEST(c.committed, p_off),
+        worker_id = NULL, lease_expires_at = NULL, batch_end = NULL,
+        attempt_offset = NULL, attempt_count = 0, batch_retry_count = 0,
+        total_consumed = c.total_consumed + 1
+    WHERE c.partition_id = p_pid AND c.consumer_group = v_group;
+
+    RETURN jsonb_build_object('ok', true, 'id', v_id);
+END;
+$$;

@@ -1,0 +1,279 @@
+-- =====================================================================================================================
+-- Queue configuration, deletion and listing (API.md §5.5-§5.7).
+-- A repeatable migration: the rules for editing it are at the top of R__10_common.sql.
+-- =====================================================================================================================
+
+-- ---------------------------------------------------------------------------------------------------------------------
+-- Queue administration
+-- ---------------------------------------------------------------------------------------------------------------------
+
+-- The 19 option keys in API.md's order (jsonb itself does not keep key order; callers that care render from this list).
+CREATE OR REPLACE FUNCTION queen._log_queue_options(q queen.queues)
+RETURNS jsonb
+LANGUAGE sql STABLE
+AS $$
+    SELECT jsonb_build_object(
+        'priority', q.priority,
+        'leaseTime', q.lease_time,
+        'retryLimit', q.retry_limit,
+        'retryDelay', q.retry_delay,
+        'maxSize', q.max_queue_size,
+        'ttl', q.ttl,
+        'deadLetterQueue', q.dead_letter_queue,
+        'dlqAfterMaxRetries', q.dlq_after_max_retries,
+        'delayedProcessing', q.delayed_processing,
+        'windowBuffer', q.window_buffer,
+        'retentionSeconds', q.retention_seconds,
+        'completedRetentionSeconds', q.completed_retention_seconds,
+        'retentionEnabled', q.retention_enabled,
+        'encryptionEnabled', q.encryption_enabled,
+        'maxWaitTimeSeconds', q.max_wait_time_seconds,
+        'minPopWaitTime', q.min_pop_wait_time,
+        'dedupWindowSeconds', q.dedup_window_seconds,
+        'retentionSinkHold', q.retention_sink_hold,
+        'retentionSinkHoldMaxSeconds', q.retention_sink_hold_max_seconds)
+$$;
+
+-- POST /api/v1/configure (API.md §5.2). Merge: key absent -> keep; JSON null -> default; value -> value (cast here, so
+-- a bad value raises). Create or 'replace': every key re-parsed from the configure defaults.
+CREATE OR REPLACE FUNCTION queen.configure_queue(p_tenant uuid, p_queue text, p_options jsonb, p_mode text)
+RETURNS jsonb
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    v_tenant  uuid := COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001');
+    v_o       jsonb := COALESCE(p_options, '{}'::jsonb);
+    v_mode    text := COALESCE(p_mode, 'merge');
+    v_q       queen.queues;
+    v_created boolean := false;
+    v_fresh   boolean;
+    v_n       integer;
+BEGIN
+    IF p_queue IS NULL THEN
+        RAISE EXCEPTION 'QCONF queue is required';
+    END IF;
+    IF v_mode NOT IN ('merge', 'replace') THEN
+        RAISE EXCEPTION 'QCONF mode must be "merge" or "replace", got %', v_mode;
+    END IF;
+    IF jsonb_typeof(v_o) <> 'object' THEN
+        RAISE EXCEPTION 'QCONF options must be an object';
+    END IF;
+
+    SELECT * INTO v_q FROM queen.queues q WHERE q.tenant_id = v_tenant AND q.name = p_queue FOR NO KEY UPDATE;
+    IF NOT FOUND THEN
+        INSERT INTO queen.queues (tenant_id, name, namespace, task) VALUES (v_tenant, p_queue, '', '')
+        ON CONFLICT (tenant_id, name) DO NOTHING;
+        GET DIAGNOSTICS v_n = ROW_COUNT;
+        v_created := v_n > 0;
+        SELECT * INTO v_q FROM queen.queues q WHERE q.tenant_id = v_tenant AND q.name = p_queue FOR NO KEY UPDATE;
+    END IF;
+    v_fresh := v_created OR v_mode = 'replace';
+
+    -- For each key: present -> the value (JSON null -> default); absent -> default when fresh, else the stored value.
+    v_q.namespace := CASE WHEN v_o ? 'namespace' THEN COALESCE(v_o->>'namespace', '')
+                          WHEN v_fresh THEN '' ELSE v_q.namespace END;
+    v_q.task := CASE WHEN v_o ? 'task' THEN COALESCE(v_o->>'task', '')
+                     WHEN v_fresh THEN '' ELSE v_q.task END;
+    v_q.priority := CASE WHEN v_o ? 'priority' THEN COALESCE((v_o->>'priority')::integer, 0)
+                         WHEN v_fresh THEN 0 ELSE v_q.priority END;
+    v_q.lease_time := CASE WHEN v_o ? 'leaseTime' THEN COALESCE((v_o->>'leaseTime')::integer, 300)
+                           WHEN v_fresh THEN 300 ELSE v_q.lease_time END;
+    v_q.retry_limit := CASE WHEN v_o ? 'retryLimit' THEN COALESCE((v_o->>'retryLimit')::integer, 3)
+                            WHEN v_fresh THEN 3 ELSE v_q.retry_limit END;
+    v_q.retry_delay := CASE WHEN v_o ? 'retryDelay' THEN COALESCE((v_o->>'retryDelay')::integer, 1000)
+                            WHEN v_fresh THEN 1000 ELSE v_q.retry_delay END;
+    v_q.max_queue_size := CASE WHEN v_o ? 'maxSize' THEN COALESCE((v_o->>'maxSize')::integer, 0)
+                               WHEN v_fresh THEN 0 ELSE v_q.max_queue_size END;
+    v_q.ttl := CASE WHEN v_o ? 'ttl' THEN COALESCE((v_o->>'ttl')::integer, 3600)
+                    WHEN v_fresh THEN 3600 ELSE v_q.ttl END;
+    v_q.dead_letter_queue := CASE WHEN v_o ? 'deadLetterQueue' THEN COALESCE((v_o->>'deadLetterQueue')::boolean, true)
+                                  WHEN v_fresh THEN true ELSE v_q.dead_letter_queue END;
+    v_q.dlq_after_max_retries := CASE WHEN v_o ? 'dlqAfterMaxRetries'
+                                      THEN COALESCE((v_o->>'dlqAfterMaxRetries')::boolean, true)
+                                      WHEN v_fresh THEN true ELSE v_q.dlq_after_max_retries END;
+    v_q.delayed_processing := CASE WHEN v_o ? 'delayedProcessing' THEN COALESCE((v_o->>'delayedProcessing')::integer, 0)
+                                   WHEN v_fresh THEN 0 ELSE v_q.delayed_processing END;
+    v_q.window_buffer := CASE WHEN v_o ? 'windowBuffer' THEN COALESCE((v_o->>'windowBuffer')::integer, 0)
+                              WHEN v_fresh THEN 0 ELSE v_q.window_buffer END;
+    v_q.retention_enabled := CASE WHEN v_o ? 'retentionEnabled' THEN COALESCE((v_o->>'retentionEnabled')::boolean, false)
+                                  WHEN v_fresh THEN false ELSE v_q.retention_enabled END;
+    v_q.retention_seconds := CASE WHEN v_o ? 'retentionSeconds' THEN COALESCE((v_o->>'retentionSeconds')::integer, 0)
+                                  WHEN v_fresh THEN 0 ELSE v_q.retention_seconds END;
+    v_q.completed_retention_seconds := CASE WHEN v_o ? 'completedRetentionSeconds'
+                                            THEN COALESCE((v_o->>'completedRetentionSeconds')::integer, 0)
+                                            WHEN v_fresh THEN 0 ELSE v_q.completed_retention_seconds END;
+    v_q.encryption_enabled := CASE WHEN v_o ? 'encryptionEnabled' THEN COALESCE((v_o->>'encryptionEnabled')::boolean, false)
+                                   WHEN v_fresh THEN false ELSE v_q.encryption_enabled END;
+    v_q.max_wait_time_seconds := CASE WHEN v_o ? 'maxWaitTimeSeconds'
+                                      THEN COALESCE((v_o->>'maxWaitTimeSeconds')::integer, 0)
+                                      WHEN v_fresh THEN 0 ELSE v_q.max_wait_time_seconds END;
+    v_q.min_pop_wait_time := LEAST(GREATEST(
+                                 CASE WHEN v_o ? 'minPopWaitTime' THEN COALESCE((v_o->>'minPopWaitTime')::integer, 0)
+                                      WHEN v_fresh THEN 0 ELSE v_q.min_pop_wait_time END, 0), 60000);
+    v_q.dedup_window_seconds := GREATEST(
+                                 CASE WHEN v_o ? 'dedupWindowSeconds'
+                                      THEN COALESCE((v_o->>'dedupWindowSeconds')::integer, 3600)
+                                      WHEN v_fresh THEN 3600 ELSE v_q.dedup_window_seconds END, 0);
+    v_q.retention_sink_hold := CASE WHEN v_o ? 'retentionSinkHold' THEN COALESCE(v_o->>'retentionSinkHold', '')
+                                    WHEN v_fresh THEN '' ELSE v_q.retention_sink_hold END;
+    v_q.retention_sink_hold_max_seconds := CASE WHEN v_o ? 'retentionSinkHoldMaxSeconds'
+                                                THEN COALESCE((v_o->>'retentionSinkHoldMaxSeconds')::integer, 604800)
+                                                WHEN v_fresh THEN 604800 ELSE v_q.retention_sink_hold_max_seconds END;
+
+    UPDATE queen.queues q SET
+        namespace = v_q.namespace, task = v_q.task, priority = v_q.priority, lease_time = v_q.lease_time,
+        retry_limit = v_q.retry_limit, retry_delay = v_q.retry_delay, max_queue_size = v_q.max_queue_size,
+        ttl = v_q.ttl, dead_letter_queue = v_q.dead_letter_queue, dlq_after_max_retries = v_q.dlq_after_max_retries,
+        delayed_processing = v_q.delayed_processing, window_buffer = v_q.window_buffer,
+        retention_enabled = v_q.retention_enabled, retention_seconds = v_q.retention_seconds,
+        completed_retention_seconds = v_q.completed_retention_seconds, encryption_enabled = v_q.encryption_enabled,
+        max_wait_time_seconds = v_q.max_wait_time_seconds, min_pop_wait_time = v_q.min_pop_wait_time,
+        dedup_window_seconds = v_q.dedup_window_seconds, retention_sink_hold = v_q.retention_sink_hold,
+        retention_sink_hold_max_seconds = v_q.retention_sink_hold_max_seconds,
+        updated_at = now()
+    WHERE q.id = v_q.id;
+
+    RETURN jsonb_build_object(
+        'configured', true,
+        'queueId', v_q.id,
+        'partitionId', NULL,
+        'queue', v_q.name,
+        'namespace', COALESCE(v_q.namespace, ''),
+        'task', COALESCE(v_q.task, ''),
+        'storage', 'segments',
+        'options', queen._log_queue_options(v_q));
+END;
+$$;
+
+-- Per-partition stats over the queue-mode cursor (offset arithmetic; total = pending + processing + completed over the
+-- retained range [log_start, last_offset]).
+CREATE OR REPLACE FUNCTION queen._log_partition_stats(p_qid uuid)
+RETURNS TABLE (pid uuid, pname text, pcreated timestamptz, total bigint, pending bigint, processing bigint,
+               completed bigint, dead_letter bigint, segs bigint, seg_msgs bigint, bytes bigint,
+               oldest timestamptz, newest timestamptz)
+LANGUAGE sql STABLE
+AS $$
+    SELECT p.id, p.name, p.created_at,
+           GREATEST(p.last_offset - p.log_start + 1, 0),
+           GREATEST(p.last_offset - x.cur - x.proc, 0),
+           x.proc,
+           GREATEST(x.cur - p.log_start + 1, 0),
+           (SELECT count(*) FROM queen.log_dlq d WHERE d.partition_id = p.id),
+           sg.n, sg.msgs, sg.bytes, sg.oldest, sg.newest
+    FROM queen.log_partitions p
+    LEFT JOIN queen.log_consumers c ON c.partition_id = p.id AND c.consumer_group = '__QUEUE_MODE__'
+    CROSS JOIN LATERAL queen._log_queue_position(p.log_start, p.last_offset, c.committed, c.worker_id,
+                                                 c.lease_expires_at, c.batch_end) x
+    CROSS JOIN LATERAL (
+        SELECT count(*) AS n, COALESCE(sum(s.end_offset - s.base_offset + 1), 0) AS msgs,
+               COALESCE(sum(octet_length(s.blob)), 0) AS bytes,
+               min(s.created_at) AS oldest, max(s.created_at) AS newest
+        FROM queen.log_segments s WHERE s.partition_id = p.id
+    ) sg
+    WHERE p.queue_id = p_qid
+$$;
+
+-- GET /api/v1/resources/queues
+CREATE OR REPLACE FUNCTION queen.get_queues(p_tenant uuid)
+RETURNS jsonb
+LANGUAGE sql STABLE
+AS $$
+    SELECT jsonb_build_object('queues', COALESCE(jsonb_agg(x.j ORDER BY x.name), '[]'::jsonb))
+    FROM (
+        SELECT q.name, jsonb_build_object(
+            'id', q.id,
+            'name', q.name,
+            'namespace', COALESCE(NULLIF(q.namespace, ''), queen._log_name_ns(q.name)),
+            'task', COALESCE(NULLIF(q.task, ''), queen._log_name_task(q.name)),
+            'createdAt', queen._log_ts(q.created_at),
+            'partitions', COALESCE(st.parts, 0),
+            'retainedBytes', COALESCE(st.bytes, 0),
+            'segments', jsonb_build_object('segments', COALESCE(st.segs, 0), 'messages', COALESCE(st.seg_msgs, 0)),
+            'messages', jsonb_build_object('total', COALESCE(st.total, 0), 'pending', COALESCE(st.pending, 0),
+                                           'processing', COALESCE(st.processing, 0))) AS j
+        FROM queen.queues q
+        LEFT JOIN LATERAL (
+            SELECT count(*) AS parts, sum(s.bytes) AS bytes, sum(s.segs) AS segs, sum(s.seg_msgs) AS seg_msgs,
+                   sum(s.total) AS total, sum(s.pending) AS pending, sum(s.processing) AS processing
+            FROM queen._log_partition_stats(q.id) s
+        ) st ON true
+        WHERE q.tenant_id = COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001')
+    ) x
+$$;
+
+-- GET /api/v1/resources/queues/:queue
+CREATE OR REPLACE FUNCTION queen.get_queue(p_tenant uuid, p_queue text)
+RETURNS jsonb
+LANGUAGE plpgsql STABLE
+AS $$
+DECLARE
+    v_q     queen.queues;
+    v_parts jsonb;
+    v_tot   record;
+BEGIN
+    v_q := queen._log_queue(p_tenant, p_queue);
+    IF v_q.id IS NULL THEN
+        RETURN jsonb_build_object('error', 'Queue not found');
+    END IF;
+
+    SELECT COALESCE(jsonb_agg(jsonb_build_object(
+               'id', s.pid,
+               'name', s.pname,
+               'createdAt', queen._log_ts(s.pcreated),
+               'stats', jsonb_build_object('total', s.total, 'pending', s.pending, 'processing', s.processing,
+                                           'completed', s.completed, 'failed', NULL, 'deadLetter', s.dead_letter),
+               'oldestMessage', queen._log_ts(s.oldest),
+               'newestMessage', queen._log_ts(s.newest)) ORDER BY s.pname), '[]'::jsonb) AS parts,
+           COALESCE(sum(s.total), 0) AS total, COALESCE(sum(s.pending), 0) AS pending,
+           COALESCE(sum(s.processing), 0) AS processing, COALESCE(sum(s.completed), 0) AS completed,
+           COALESCE(sum(s.dead_letter), 0) AS dead_letter, COALESCE(sum(s.bytes), 0) AS bytes,
+           COALESCE(sum(s.segs), 0) AS segs, COALESCE(sum(s.seg_msgs), 0) AS seg_msgs
+    INTO v_tot
+    FROM queen._log_partition_stats(v_q.id) s;
+    v_parts := v_tot.parts;
+
+    RETURN jsonb_build_object(
+        'id', v_q.id,
+        'name', v_q.name,
+        'namespace', COALESCE(NULLIF(v_q.namespace, ''), queen._log_name_ns(v_q.name)),
+        'task', COALESCE(NULLIF(v_q.task, ''), queen._log_name_task(v_q.name)),
+        'createdAt', queen._log_ts(v_q.created_at),
+        'options', jsonb_build_object('namespace', COALESCE(v_q.namespace, ''), 'task', COALESCE(v_q.task, ''))
+                   || queen._log_queue_options(v_q),
+        'partitions', v_parts,
+        'totals', jsonb_build_object('total', v_tot.total, 'pending', v_tot.pending, 'processing', v_tot.processing,
+                                     'completed', v_tot.completed, 'deadLetter', v_tot.dead_letter),
+        'retainedBytes', v_tot.bytes,
+        'segments', jsonb_build_object('segments', v_tot.segs, 'messages', v_tot.seg_msgs));
+END;
+$$;
+
+-- Queue deletion deletes the segments itself (they have no foreign key any more).
+CREATE OR REPLACE FUNCTION queen.delete_queue(p_tenant uuid, p_queue text)
+RETURNS jsonb
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    v_tenant uuid := COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001');
+    v_qid    uuid;
+    v_pids   uuid[];
+BEGIN
+    SELECT q.id INTO v_qid FROM queen.queues q WHERE q.tenant_id = v_tenant AND q.name = p_queue FOR UPDATE;
+    IF v_qid IS NULL THEN
+        RETURN jsonb_build_object('deleted', true, 'queue', p_queue, 'existed', false, 'partitionIds', '[]'::jsonb);
+    END IF;
+
+    SELECT COALESCE(array_agg(l.id ORDER BY l.id), '{}') INTO v_pids
+    FROM (SELECT p.id FROM queen.log_partitions p WHERE p.queue_id = v_qid ORDER BY p.id FOR UPDATE) l;
+
+    DELETE FROM queen.log_segments s WHERE s.partition_id = ANY (v_pids);
+    DELETE FROM queen.log_txns t WHERE t.partition_id = ANY (v_pids);
+    DELETE FROM queen.log_dlq d WHERE d.partition_id = ANY (v_pids);
+    DELETE FROM queen.retention_history r WHERE r.partition_id = ANY (v_pids);
+    DELETE FROM queen.consumer_groups_metadata m WHERE m.queue_id = v_qid;
+    DELETE FROM queen.queues q WHERE q.id = v_qid;
+
+    RETURN jsonb_build_object('deleted', true, 'queue', p_queue, 'existed', true,
+                              'queueId', v_qid, 'partitionIds', to_jsonb(v_pids));
+END;
+$$;

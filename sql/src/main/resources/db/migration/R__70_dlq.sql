@@ -1,0 +1,290 @@
+-- =====================================================================================================================
+-- The dead-letter queue (ENGINE.md §7; API.md §5.10) and bulk redrive tasks (issue #10).
+-- A repeatable migration: the rules for editing it are at the top of R__10_common.sql.
+-- =====================================================================================================================
+
+--   get_dlq_messages          GET    /api/v1/dlq
+--   purge_dlq                 DELETE /api/v1/dlq?queue=&consumerGroup=
+--   dlq_row / dlq_newest_for_address   row lookups in front of a move (tenant predicate through partitions+queues)
+--   log_dlq_move                     POST /api/v1/dlq/:id/replay and POST /api/v1/messages/:pid/:txn/retry
+--   dlq_redrive_*                    the bulk redrive tasks (RedriveVerticle)
+
+-- ---------------------------------------------------------------------------------------------------------------------
+-- GET /api/v1/dlq
+-- ---------------------------------------------------------------------------------------------------------------------
+
+-- Filter (optional strings): queue, consumerGroup, partition (exact names), from (inclusive) / to (exclusive) on
+-- failed_at, limit (100), offset (0), cursor (over failed_at DESC, id DESC; offset ignored when present).
+-- Tenant rows only (log_dlq has no FK: joined through log_partitions and queues, so rows of deleted partitions vanish).
+CREATE OR REPLACE FUNCTION queen.get_dlq_messages(p_tenant uuid, p_filter jsonb)
+RETURNS jsonb
+LANGUAGE plpgsql STABLE
+AS $$
+DECLARE
+    v_tenant uuid    := COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001');
+    f        jsonb   := CASE WHEN jsonb_typeof(p_filter) = 'object' THEN p_filter ELSE '{}'::jsonb END;
+    v_queue  text    := NULLIF(f->>'queue', '');
+    v_group  text    := NULLIF(f->>'consumerGroup', '');
+    v_part   text    := NULLIF(f->>'partition', '');
+    v_page   record;
+    v_msgs   jsonb;
+    v_n      integer;
+    l_ts     timestamptz;
+    l_id     uuid;
+BEGIN
+    v_page := queen._msg_page(f, 2, 100, NULL, NULL);
+    IF v_page.error IS NOT NULL THEN
+        RETURN jsonb_build_object('error', v_page.error);
+    END IF;
+
+    WITH page AS (
+        SELECT d.id, d.transaction_id, d.partition_id, q.name AS qname, p.name AS pname, d.consumer_group, d.error,
+               COALESCE(d.retry_count, q.retry_limit) AS retry_count, d.payload, d.failed_at
+        FROM queen.log_dlq d
+        JOIN queen.log_partitions p ON p.id = d.partition_id
+        JOIN queen.queues q ON q.id = p.queue_id
+        WHERE q.tenant_id = v_tenant
+          AND (v_queue IS NULL OR q.name = v_queue)
+          AND (v_group IS NULL OR d.consumer_group = v_group)
+          AND (v_part IS NULL OR p.name = v_part)
+          AND (v_page.ts_from IS NULL OR d.failed_at >= v_page.ts_from)
+          AND (v_page.ts_to IS NULL OR d.failed_at < v_page.ts_to)
+          AND (v_page.c_ts IS NULL OR d.failed_at < v_page.c_ts OR (d.failed_at = v_page.c_ts AND d.id < v_page.c_id))
+        ORDER BY d.failed_at DESC, d.id DESC
+        LIMIT v_page.lim OFFSET v_page.off
+    )
+    SELECT COALESCE(jsonb_agg(jsonb_build_object(
+               'id', pg.id,
+               'transactionId', pg.transaction_id,
+               'partitionId', pg.partition_id,
+               'queue', pg.qname,
+               'partition', pg.pname,
+               'consumerGroup', pg.consumer_group,
+               'errorMessage', pg.error,
+               'retryCount', pg.retry_count,
+               'data', COALESCE(pg.payload, 'null'::jsonb),
+               'producerSub', NULL,
+               'createdAt', queen._msg_ts(pg.failed_at),
+               'failedAt', queen._msg_ts(pg.failed_at))
+             ORDER BY pg.failed_at DESC, pg.id DESC), '[]'::jsonb),
+           count(*),
+           (array_agg(pg.failed_at ORDER BY pg.failed_at, pg.id))[1],
+           (array_agg(pg.id ORDER BY pg.failed_at, pg.id))[1]
+    INTO v_msgs, v_n, l_ts, l_id
+    FROM page pg;
+
+    RETURN jsonb_build_object(
+        'messages', v_msgs,
+        'pagination', jsonb_build_object('limit', v_page.lim, 'offset', v_page.off),
+        'total', v_n,
+        'nextCursor', CASE WHEN v_n = v_page.lim THEN queen._msg_cursor_encode(2, l_ts, l_id, 0) END);
+END;
+$$;
+
+-- ---------------------------------------------------------------------------------------------------------------------
+-- DELETE /api/v1/dlq?queue=<exact>&consumerGroup=<optional>
+-- ---------------------------------------------------------------------------------------------------------------------
+
+-- Exact queue name under the tenant; p_group NULL or '' = every group. An empty queue deletes nothing (never a
+-- tenant-wide purge).
+CREATE OR REPLACE FUNCTION queen.purge_dlq(p_tenant uuid, p_queue text, p_group text)
+RETURNS jsonb
+LANGUAGE sql
+AS $$
+    WITH del AS (
+        DELETE FROM queen.log_dlq d
+        USING queen.log_partitions p, queen.queues q
+        WHERE p.id = d.partition_id
+          AND q.id = p.queue_id
+          AND q.tenant_id = COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001')
+          AND q.name = NULLIF(p_queue, '')
+          AND (NULLIF(p_group, '') IS NULL OR d.consumer_group = p_group)
+        RETURNING d.id
+    )
+    SELECT jsonb_build_object('deleted', (SELECT count(*) FROM del))
+$$;
+
+-- ---------------------------------------------------------------------------------------------------------------------
+-- Row lookups in front of a move
+-- ---------------------------------------------------------------------------------------------------------------------
+CREATE OR REPLACE FUNCTION queen._dlq_row_by_id(p_tenant uuid, p_id uuid)
+RETURNS TABLE (id uuid, partition_id uuid, queue text, partition text, consumer_group text, transaction_id text,
+               message_id uuid, payload text, "offset" bigint, retry_count integer, failed_at timestamptz)
+LANGUAGE sql STABLE
+AS $$
+    SELECT d.id, d.partition_id, q.name::text, p.name, d.consumer_group, d.transaction_id, d.message_id,
+           d.payload::text, d."offset", d.retry_count, d.failed_at
+    FROM queen.log_dlq d
+    JOIN queen.log_partitions p ON p.id = d.partition_id
+    JOIN queen.queues q ON q.id = p.queue_id
+    WHERE d.id = p_id
+      AND q.tenant_id = COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001')
+$$;
+
+-- Row by id (text, as the route received it). PostgreSQL's uuid input decides what parses (braces, no hyphens,
+-- upper case ...); anything it rejects is simply no row, never an error.
+CREATE OR REPLACE FUNCTION queen.dlq_row(p_tenant uuid, p_id text)
+RETURNS TABLE (id uuid, partition_id uuid, queue text, partition text, consumer_group text, transaction_id text,
+               message_id uuid, payload text, "offset" bigint, retry_count integer, failed_at timestamptz)
+LANGUAGE plpgsql STABLE
+AS $$
+DECLARE
+    v_id uuid;
+BEGIN
+    IF p_id IS NULL THEN
+        RETURN;
+    END IF;
+    BEGIN
+        v_id := btrim(p_id)::uuid;
+    EXCEPTION WHEN invalid_text_representation OR string_data_right_truncation THEN
+        RETURN;
+    END;
+    RETURN QUERY SELECT * FROM queen._dlq_row_by_id(p_tenant, v_id);
+END;
+$$;
+
+-- The newest (failed_at DESC) row of an address under the tenant, at most one: the retry route moves only that one.
+CREATE OR REPLACE FUNCTION queen.dlq_newest_for_address(p_tenant uuid, p_pid uuid, p_txn text)
+RETURNS TABLE (id uuid, partition_id uuid, queue text, partition text, consumer_group text, transaction_id text,
+               message_id uuid, payload text, "offset" bigint, retry_count integer, failed_at timestamptz)
+LANGUAGE sql STABLE
+AS $$
+    SELECT d.id, d.partition_id, q.name::text, p.name, d.consumer_group, d.transaction_id, d.message_id,
+           d.payload::text, d."offset", d.retry_count, d.failed_at
+    FROM queen.log_dlq d
+    JOIN queen.log_partitions p ON p.id = d.partition_id
+    JOIN queen.queues q ON q.id = p.queue_id
+    WHERE d.partition_id = p_pid
+      AND d.transaction_id = p_txn
+      AND q.tenant_id = COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001')
+    ORDER BY d.failed_at DESC, d.id DESC
+    LIMIT 1
+$$;
+
+-- ---------------------------------------------------------------------------------------------------------------------
+-- The move primitive (ENGINE §7.3)
+-- ---------------------------------------------------------------------------------------------------------------------
+
+-- One transaction, one row, one lock: claim the DLQ row (FOR UPDATE OF d, tenant predicate under the lock), push one
+-- packed frame through the ordinary allocator (log_push: destination dedup window, provisioning under p_tenant,
+-- verified = -1), and delete the row only when the push wrote something.
+--   guards raise (nothing changes): hash not 16 bytes / no blob -> 'QMOVE bad segment'; blank queue or partition ->
+--   'QMOVE unnamed destination'.
+--   {"result":"gone","dlqId"}                                    no such row for this tenant; nothing provisioned
+--   {"result":"duplicate","offset":<existing frame>, ...}        nothing written, the row is KEPT
+--   {"result":"moved","offset":<new base>, ...}                  frame written, row deleted
+-- Both non-gone verdicts also carry queue, partition, destPartitionId (destination), dlqId, messageId,
+-- transactionId, consumerGroup, sourcePartitionId (source row). Locks: DLQ row (PK) -> queues -> log_partitions.
+CREATE OR REPLACE FUNCTION queen.log_dlq_move(p_tenant uuid, p_dlq_id uuid, p_queue text, p_partition text,
+                                      p_hashes bytea, p_blob bytea)
+RETURNS jsonb
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    v_tenant uuid := COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001');
+    v_row    record;
+    v_push   jsonb;
+    v_off    bigint;
+    v_result text;
+BEGIN
+    IF p_hashes IS NULL OR octet_length(p_hashes) <> 16 THEN
+        RAISE EXCEPTION 'QMOVE bad segment: % hash bytes (want 16)', COALESCE(octet_length(p_hashes), 0);
+    END IF;
+    IF p_blob IS NULL THEN
+        RAISE EXCEPTION 'QMOVE bad segment: no blob';
+    END IF;
+    IF p_queue IS NULL OR p_queue ~ '^\s*$' OR p_partition IS NULL OR p_partition ~ '^\s*$' THEN
+        RAISE EXCEPTION 'QMOVE unnamed destination';
+    END IF;
+
+    SELECT d.id, d.partition_id, d.consumer_group, d.message_id, d.transaction_id
+    INTO v_row
+    FROM queen.log_dlq d
+    JOIN queen.log_partitions p ON p.id = d.partition_id
+    JOIN queen.queues q ON q.id = p.queue_id
+    WHERE d.id = p_dlq_id AND q.tenant_id = v_tenant
+    FOR UPDATE OF d;
+    IF NOT FOUND THEN
+        RETURN jsonb_build_object('result', 'gone', 'dlqId', p_dlq_id);
+    END IF;
+
+    v_push := queen.log_push(v_tenant, p_queue, p_partition, 1, p_hashes, p_blob, -1);
+
+    IF v_push->>'status' = 'duplicate' THEN
+        v_result := 'duplicate';
+        v_off := (v_push->'dups'->0->>'off')::bigint;
+    ELSE
+        v_result := 'moved';
+        v_off := (v_push->>'baseOffset')::bigint;
+        DELETE FROM queen.log_dlq d WHERE d.id = v_row.id;
+    END IF;
+
+    RETURN jsonb_build_object(
+        'result', v_result,
+        'queue', p_queue,
+        'partition', p_partition,
+        'offset', v_off,
+        'destPartitionId', v_push->'partitionId',
+        'dlqId', v_row.id,
+        'messageId', v_row.message_id,
+        'transactionId', v_row.transaction_id,
+        'consumerGroup', v_row.consumer_group,
+        'sourcePartitionId', v_row.partition_id);
+END;
+$$;
+
+-- The next dead-letter row of a task after its keyset position, under the task's tenant and filters.
+CREATE OR REPLACE FUNCTION queen.dlq_redrive_next(p_task uuid)
+RETURNS TABLE (id uuid, failed_at timestamptz)
+LANGUAGE sql STABLE AS $$
+  SELECT d.id, d.failed_at
+    FROM queen.dlq_redrive_tasks t
+    JOIN queen.queues q ON q.tenant_id = t.tenant_id AND q.name = t.queue
+    JOIN queen.log_partitions p ON p.queue_id = q.id AND (t.partition IS NULL OR p.name = t.partition)
+    JOIN queen.log_dlq d ON d.partition_id = p.id AND (t.consumer_group IS NULL OR d.consumer_group = t.consumer_group)
+   WHERE t.id = p_task
+     AND (t.after_failed_at IS NULL OR (d.failed_at, d.id) > (t.after_failed_at, t.after_id))
+   ORDER BY d.failed_at, d.id
+   LIMIT 1
+$$;
+
+-- Claims a running task nobody holds (or whose holder stopped heart-beating): the take-over of a dead node's task.
+CREATE OR REPLACE FUNCTION queen.dlq_redrive_claim(p_owner text, p_stale_ms bigint)
+RETURNS SETOF queen.dlq_redrive_tasks
+LANGUAGE sql AS $$
+  UPDATE queen.dlq_redrive_tasks t
+     SET owner = p_owner, heartbeat_at = now(), updated_at = now()
+   WHERE t.id = (SELECT c.id FROM queen.dlq_redrive_tasks c
+                  WHERE c.status = 'running'
+                    AND (c.owner IS NULL OR c.heartbeat_at IS NULL
+                         OR c.heartbeat_at < now() - make_interval(secs => p_stale_ms / 1000.0))
+                  ORDER BY c.created_at
+                  LIMIT 1
+                  FOR UPDATE SKIP LOCKED)
+  RETURNING t.*
+$$;
+
+-- Records one move's verdict and advances the keyset while this owner still holds the task, so a move that was in
+-- flight when the task was cancelled is still counted (the counts always add up). Returns false when the task is no
+-- longer running (cancelled) or was taken over: the runner stops.
+CREATE OR REPLACE FUNCTION queen.dlq_redrive_record(p_task uuid, p_owner text, p_verdict text, p_row uuid,
+                                            p_failed_at timestamptz, p_error text)
+RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_status text;
+BEGIN
+  UPDATE queen.dlq_redrive_tasks
+     SET moved = moved + (p_verdict = 'moved')::int,
+         duplicate = duplicate + (p_verdict = 'duplicate')::int,
+         gone = gone + (p_verdict = 'gone')::int,
+         failed = failed + (p_verdict = 'failed')::int,
+         last_error = COALESCE(p_error, last_error),
+         after_failed_at = COALESCE(p_failed_at, after_failed_at),
+         after_id = COALESCE(p_row, after_id),
+         heartbeat_at = now(), updated_at = now()
+   WHERE id = p_task AND owner = p_owner
+  RETURNING status INTO v_status;
+  RETURN FOUND AND v_status = 'running';
+END;
+$$;

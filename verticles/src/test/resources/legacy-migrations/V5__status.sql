@@ -1,0 +1,395 @@
+-- =====================================================================================================================
+-- V5: read-only status procedures: resources overview / namespaces / tasks (API.md §5.8), consumer groups (§5.11 GET
+-- routes) and status (§5.12 without analytics). Every function is tenant-scoped (first argument), STABLE, and returns
+-- the JSON the route passes through verbatim (§1.4: an "error" containing "not found" becomes a 404).
+--
+-- Cost model: only offset arithmetic over log_partitions / log_consumers, PK probes of log_segments (one row per
+-- partition and cursor, for the age of the oldest unconsumed segment) and index counts of log_dlq. No segment is
+-- aggregated in full, no blob is read, no history table exists to consult.
+--
+-- Figures (queue mode, per partition; cur = LEAST(GREATEST(committed, log_start - 1), last_offset)):
+--   total      = last_offset - log_start + 1          (the retained range)
+--   processing = frames under a LIVE lease (worker_id set, batch_end set, lease_expires_at > now()): batch_end - cur
+--   pending    = last_offset - cur - processing
+--   failed     = queue-mode log_dlq rows whose offset is still in the retained, consumed range [log_start, cur]
+--   completed  = (cur - log_start + 1) - failed       so total = pending + processing + completed + failed
+--   deadLetter = every log_dlq row of the partition, all groups (DLQ rows outlive retention, so this is not part of
+--                the total arithmetic)
+--   lag        = whole seconds since the created_at of the segment holding the oldest unconsumed offset (cur + 1);
+--                0 when nothing is unconsumed. Delayed processing / window buffers are not subtracted.
+-- Timestamps are ISO-8601 UTC with microseconds and 'Z' (queen._log_ts). Runs in one Flyway transaction.
+-- =====================================================================================================================
+
+-- created_at of the segment holding offset p_next, or of the first segment after it (retention may have removed the
+-- covering one). Two PK probes; the covering probe filters end_offset OUTSIDE the LIMIT so it never walks older rows.
+CREATE FUNCTION queen._st_unconsumed_at(p_pid uuid, p_next bigint)
+RETURNS timestamptz
+LANGUAGE sql STABLE
+AS $$
+    SELECT COALESCE(
+        (SELECT s.created_at
+         FROM (SELECT sg.created_at, sg.end_offset FROM queen.log_segments sg
+               WHERE sg.partition_id = p_pid AND sg.base_offset <= p_next
+               ORDER BY sg.base_offset DESC LIMIT 1) s
+         WHERE s.end_offset >= p_next),
+        (SELECT sg.created_at FROM queen.log_segments sg
+         WHERE sg.partition_id = p_pid AND sg.base_offset > p_next
+         ORDER BY sg.base_offset LIMIT 1))
+$$;
+
+-- Whole seconds since p_ts (0 for NULL or the future).
+CREATE FUNCTION queen._st_age_s(p_ts timestamptz)
+RETURNS bigint
+LANGUAGE sql STABLE
+AS $$ SELECT COALESCE(GREATEST(floor(extract(epoch FROM now() - p_ts)), 0), 0)::bigint $$;
+
+-- The tenant's queues with their effective namespace / task (the columns, else the dot-split of the name), filtered by
+-- exact queue name, namespace and task (NULL or '' = no filter).
+CREATE FUNCTION queen._st_queues(p_tenant uuid, p_queue text, p_ns text, p_task text)
+RETURNS TABLE (qid uuid, qname text, ns text, task text, qcreated timestamptz)
+LANGUAGE sql STABLE
+AS $$
+    SELECT q.id, q.name::text, x.ns, x.task, q.created_at
+    FROM queen.queues q
+    CROSS JOIN LATERAL (
+        SELECT COALESCE(NULLIF(q.namespace, ''), queen._log_name_ns(q.name)) AS ns,
+               COALESCE(NULLIF(q.task, ''), queen._log_name_task(q.name)) AS task
+    ) x
+    WHERE q.tenant_id = COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001')
+      AND (NULLIF(p_queue, '') IS NULL OR q.name = p_queue)
+      AND (NULLIF(p_ns, '') IS NULL OR x.ns = p_ns)
+      AND (NULLIF(p_task, '') IS NULL OR x.task = p_task)
+$$;
+
+-- Per-partition figures of one queue (see the header). leases = live leases of every group on the partition.
+CREATE FUNCTION queen._st_parts_of(p_qid uuid)
+RETURNS TABLE (pid uuid, pname text, pcreated timestamptz, last_write timestamptz, last_offset bigint,
+               log_start bigint, committed bigint, total bigint, pending bigint, processing bigint, completed bigint,
+               failed bigint, dead_letter bigint, leases bigint, lag_seconds bigint)
+LANGUAGE sql STABLE
+AS $$
+    SELECT p.id, p.name, p.created_at, p.last_write_at, p.last_offset, p.log_start, COALESCE(c.committed, -1),
+           GREATEST(p.last_offset - p.log_start + 1, 0),
+           GREATEST(p.last_offset - k.cur - k.proc, 0),
+           k.proc,
+           GREATEST(k.cur - p.log_start + 1 - d.failed, 0),
+           d.failed,
+           d.all_rows,
+           l.n,
+           CASE WHEN k.cur < p.last_offset THEN queen._st_age_s(queen._st_unconsumed_at(p.id, k.cur + 1)) ELSE 0 END
+    FROM queen.log_partitions p
+    LEFT JOIN queen.log_consumers c ON c.partition_id = p.id AND c.consumer_group = '__QUEUE_MODE__'
+    CROSS JOIN LATERAL (
+        SELECT LEAST(GREATEST(COALESCE(c.committed, -1), p.log_start - 1), p.last_offset) AS cur,
+               CASE WHEN c.worker_id IS NOT NULL AND c.lease_expires_at > now() AND c.batch_end IS NOT NULL
+                    THEN GREATEST(LEAST(c.batch_end, p.last_offset)
+                                  - LEAST(GREATEST(c.committed, p.log_start - 1), p.last_offset), 0)
+                    ELSE 0 END AS proc
+    ) k
+    CROSS JOIN LATERAL (
+        SELECT count(*) AS all_rows,
+               count(*) FILTER (WHERE dl.consumer_group = '__QUEUE_MODE__'
+                                  AND dl."offset" BETWEEN p.log_start AND k.cur) AS failed
+        FROM queen.log_dlq dl WHERE dl.partition_id = p.id
+    ) d
+    CROSS JOIN LATERAL (
+        SELECT count(*) AS n FROM queen.log_consumers lc
+        WHERE lc.partition_id = p.id AND lc.worker_id IS NOT NULL AND lc.batch_end IS NOT NULL
+          AND lc.lease_expires_at > now()
+    ) l
+    WHERE p.queue_id = p_qid
+$$;
+
+-- One row of totals for a queue (aggregates without GROUP BY: always exactly one row, zeros for no partitions).
+-- lag_avg averages only the partitions that have unconsumed messages.
+CREATE FUNCTION queen._st_queue_agg(p_qid uuid)
+RETURNS TABLE (parts bigint, total bigint, pending bigint, processing bigint, completed bigint, failed bigint,
+               dead_letter bigint, leases bigint, lag_max bigint, lag_avg numeric, lag_parts bigint)
+LANGUAGE sql STABLE
+AS $$
+    SELECT count(*),
+           COALESCE(sum(s.total), 0)::bigint, COALESCE(sum(s.pending), 0)::bigint,
+           COALESCE(sum(s.processing), 0)::bigint, COALESCE(sum(s.completed), 0)::bigint,
+           COALESCE(sum(s.failed), 0)::bigint, COALESCE(sum(s.dead_letter), 0)::bigint,
+           COALESCE(sum(s.leases), 0)::bigint,
+           COALESCE(max(s.lag_seconds), 0)::bigint,
+           COALESCE(avg(s.lag_seconds) FILTER (WHERE s.lag_seconds > 0), 0),
+           count(*) FILTER (WHERE s.lag_seconds > 0)
+    FROM queen._st_parts_of(p_qid) s
+$$;
+
+-- ---------------------------------------------------------------------------------------------------------------------
+-- GET /api/v1/resources/overview
+-- ---------------------------------------------------------------------------------------------------------------------
+-- throughput.ingestedPerSecond = frames of segments created in the last 60 s / 60, looking only at partitions written
+-- in the last ~62 s (last_write_at moves at most once a second) and at most at their newest 5000 segments (no
+-- created_at index exists; created_at grows with base_offset, so the newest segments are the ones that count).
+-- throughput.processedPerSecond is always 0: acks leave no timestamped history that could be summed cheaply.
+-- namespaces / tasks count the distinct non-empty effective values. statsAge is 0: every figure is live.
+CREATE FUNCTION queen.resources_overview_v1(p_tenant uuid)
+RETURNS jsonb
+LANGUAGE sql STABLE
+AS $$
+    WITH qs AS (SELECT * FROM queen._st_queues(p_tenant, NULL, NULL, NULL)),
+    ps AS (SELECT q.qid, s.* FROM qs q CROSS JOIN LATERAL queen._st_parts_of(q.qid) s),
+    tot AS (
+        SELECT count(*) AS parts,
+               COALESCE(sum(ps.total), 0) AS total, COALESCE(sum(ps.pending), 0) AS pending,
+               COALESCE(sum(ps.processing), 0) AS processing, COALESCE(sum(ps.completed), 0) AS completed,
+               COALESCE(sum(ps.failed), 0) AS failed, COALESCE(sum(ps.dead_letter), 0) AS dead_letter,
+               COALESCE(max(ps.lag_seconds), 0) AS lag_max,
+               COALESCE(round(avg(ps.lag_seconds) FILTER (WHERE ps.lag_seconds > 0), 3), 0) AS lag_avg
+        FROM ps),
+    ing AS (
+        SELECT COALESCE(sum(r.n), 0) AS n
+        FROM ps
+        CROSS JOIN LATERAL (
+            SELECT sum(x.end_offset - x.base_offset + 1) AS n
+            FROM (SELECT sg.base_offset, sg.end_offset, sg.created_at FROM queen.log_segments sg
+                  WHERE sg.partition_id = ps.pid ORDER BY sg.base_offset DESC LIMIT 5000) x
+            WHERE x.created_at >= now() - interval '60 seconds'
+        ) r
+        WHERE ps.last_write >= now() - interval '62 seconds')
+    SELECT jsonb_build_object(
+        'queues', (SELECT count(*) FROM qs),
+        'partitions', tot.parts,
+        'namespaces', (SELECT count(DISTINCT qs.ns) FROM qs WHERE qs.ns <> ''),
+        'tasks', (SELECT count(DISTINCT qs.task) FROM qs WHERE qs.task <> ''),
+        'messages', jsonb_build_object('total', tot.total, 'pending', tot.pending, 'processing', tot.processing,
+                                       'completed', tot.completed, 'failed', tot.failed,
+                                       'deadLetter', tot.dead_letter),
+        'lag', jsonb_build_object('maxSeconds', tot.lag_max, 'avgSeconds', tot.lag_avg),
+        'throughput', jsonb_build_object('ingestedPerSecond', round(ing.n / 60.0, 3), 'processedPerSecond', 0),
+        'timestamp', queen._log_ts(now()),
+        'statsAge', 0)
+    FROM tot, ing
+$$;
+
+-- ---------------------------------------------------------------------------------------------------------------------
+-- GET /api/v1/resources/namespaces and /tasks: one entry per effective namespace (task), ordered by name. Queues
+-- whose effective task is '' (undotted name, no task column) belong to no task and are left out of /tasks.
+-- ---------------------------------------------------------------------------------------------------------------------
+CREATE FUNCTION queen.resources_namespaces_v1(p_tenant uuid)
+RETURNS jsonb
+LANGUAGE sql STABLE
+AS $$
+    SELECT jsonb_build_object('namespaces', COALESCE(jsonb_agg(jsonb_build_object(
+               'namespace', g.ns, 'queues', g.queues, 'partitions', g.parts,
+               'messages', jsonb_build_object('total', g.total, 'pending', g.pending)) ORDER BY g.ns), '[]'::jsonb))
+    FROM (
+        SELECT q.ns, count(*) AS queues, sum(a.parts) AS parts, sum(a.total) AS total, sum(a.pending) AS pending
+        FROM queen._st_queues(p_tenant, NULL, NULL, NULL) q
+        CROSS JOIN LATERAL queen._st_queue_agg(q.qid) a
+        GROUP BY q.ns
+    ) g
+$$;
+
+CREATE FUNCTION queen.resources_tasks_v1(p_tenant uuid)
+RETURNS jsonb
+LANGUAGE sql STABLE
+AS $$
+    SELECT jsonb_build_object('tasks', COALESCE(jsonb_agg(jsonb_build_object(
+               'task', g.task, 'queues', g.queues, 'partitions', g.parts,
+               'messages', jsonb_build_object('total', g.total, 'pending', g.pending)) ORDER BY g.task), '[]'::jsonb))
+    FROM (
+        SELECT q.task, count(*) AS queues, sum(a.parts) AS parts, sum(a.total) AS total, sum(a.pending) AS pending
+        FROM queen._st_queues(p_tenant, NULL, NULL, NULL) q
+        CROSS JOIN LATERAL queen._st_queue_agg(q.qid) a
+        WHERE q.task <> ''
+        GROUP BY q.task
+    ) g
+$$;
+
+-- ---------------------------------------------------------------------------------------------------------------------
+-- Consumer groups (GET routes of API.md §5.11)
+-- ---------------------------------------------------------------------------------------------------------------------
+-- A group is known on a partition when it has a log_consumers row there (queue mode '__QUEUE_MODE__' included).
+-- Partitions a group has never touched (no cursor row yet) are not counted: where such a group would start depends on
+-- its subscription mode, so no lag is invented for them.
+-- Per (partition, group): cur = LEAST(GREATEST(committed, log_start - 1), last_offset); lag = last_offset - cur
+-- (frames not yet acked, leased ones included); timeLag = seconds since the oldest unconsumed segment.
+-- Per group: members = live leases; totalLag = sum(lag); maxTimeLag = max(timeLag).
+-- State (chosen here; the reference SP was not read):
+--   'Dead'    maxTimeLag > 3600 s, no live lease, and no lease acquired in the last hour (or never): nobody has
+--             consumed for an hour while messages older than an hour wait;
+--   'Lagging' otherwise, maxTimeLag > 60 s;
+--   'Stable'  otherwise (caught up, or the oldest unconsumed message is at most a minute old).
+CREATE FUNCTION queen._st_group_rows(p_tenant uuid, p_group text)
+RETURNS TABLE (grp text, qname text, pname text, pid uuid, committed bigint, last_offset bigint, lag bigint,
+               live boolean, lease_expires timestamptz, lease_acquired timestamptz, lag_seconds bigint)
+LANGUAGE sql STABLE
+AS $$
+    SELECT c.consumer_group, q.name::text, p.name, p.id, c.committed, p.last_offset, p.last_offset - k.cur,
+           k.live, CASE WHEN k.live THEN c.lease_expires_at END, c.lease_acquired_at,
+           CASE WHEN k.cur < p.last_offset THEN queen._st_age_s(queen._st_unconsumed_at(p.id, k.cur + 1)) ELSE 0 END
+    FROM queen.queues q
+    JOIN queen.log_partitions p ON p.queue_id = q.id
+    JOIN queen.log_consumers c ON c.partition_id = p.id
+    CROSS JOIN LATERAL (
+        SELECT LEAST(GREATEST(c.committed, p.log_start - 1), p.last_offset) AS cur,
+               (c.worker_id IS NOT NULL AND c.batch_end IS NOT NULL AND c.lease_expires_at > now()) AS live
+    ) k
+    WHERE q.tenant_id = COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001')
+      AND (p_group IS NULL OR c.consumer_group = p_group)
+$$;
+
+CREATE FUNCTION queen._st_groups(p_tenant uuid, p_group text)
+RETURNS TABLE (name text, max_time_lag bigint, entry jsonb)
+LANGUAGE sql STABLE
+AS $$
+    WITH r AS (SELECT * FROM queen._st_group_rows(p_tenant, p_group)),
+    perq AS (
+        SELECT r.grp, r.qname, jsonb_build_object('partitions', jsonb_agg(jsonb_build_object(
+                   'partition', r.pname, 'partitionId', r.pid, 'committed', r.committed,
+                   'lastOffset', r.last_offset, 'lag', r.lag, 'timeLag', r.lag_seconds,
+                   'leaseExpiresAt', queen._log_ts(r.lease_expires)) ORDER BY r.pname)) AS j
+        FROM r GROUP BY r.grp, r.qname),
+    g AS (
+        SELECT r.grp, count(*) FILTER (WHERE r.live) AS members, sum(r.lag) AS total_lag,
+               max(r.lag_seconds) AS max_lag, max(r.lease_acquired) AS last_lease
+        FROM r GROUP BY r.grp)
+    SELECT g.grp, g.max_lag, jsonb_build_object(
+        'name', g.grp,
+        'topics', (SELECT jsonb_agg(perq.qname ORDER BY perq.qname) FROM perq WHERE perq.grp = g.grp),
+        'members', g.members,
+        'totalLag', g.total_lag,
+        'maxTimeLag', g.max_lag,
+        'state', CASE WHEN g.max_lag > 3600 AND g.members = 0
+                           AND (g.last_lease IS NULL OR g.last_lease < now() - interval '1 hour') THEN 'Dead'
+                      WHEN g.max_lag > 60 THEN 'Lagging'
+                      ELSE 'Stable' END,
+        'queues', (SELECT jsonb_object_agg(perq.qname, perq.j) FROM perq WHERE perq.grp = g.grp))
+    FROM g
+$$;
+
+-- GET /api/v1/consumer-groups: a JSON array ordered by group name.
+CREATE FUNCTION queen.consumer_groups_v1(p_tenant uuid)
+RETURNS jsonb
+LANGUAGE sql STABLE
+AS $$
+    SELECT COALESCE(jsonb_agg(g.entry ORDER BY g.name), '[]'::jsonb) FROM queen._st_groups(p_tenant, NULL) g
+$$;
+
+-- GET /api/v1/consumer-groups/lagging?minLagSeconds= (default 3600): the groups with maxTimeLag >= the threshold.
+CREATE FUNCTION queen.consumer_groups_lagging_v1(p_tenant uuid, p_min_lag_seconds bigint)
+RETURNS jsonb
+LANGUAGE sql STABLE
+AS $$
+    SELECT COALESCE(jsonb_agg(g.entry ORDER BY g.name), '[]'::jsonb)
+    FROM queen._st_groups(p_tenant, NULL) g
+    WHERE g.max_time_lag >= COALESCE(p_min_lag_seconds, 3600)
+$$;
+
+-- GET /api/v1/consumer-groups/:group: the entry, or {"error":"Consumer group not found"} (404 by §1.4).
+CREATE FUNCTION queen.consumer_group_v1(p_tenant uuid, p_group text)
+RETURNS jsonb
+LANGUAGE sql STABLE
+AS $$
+    SELECT COALESCE((SELECT g.entry FROM queen._st_groups(p_tenant, p_group) g),
+                    jsonb_build_object('error', 'Consumer group not found'))
+$$;
+
+-- ---------------------------------------------------------------------------------------------------------------------
+-- Status (API.md §5.12). from / to are accepted by the route and ignored: there is no history to window.
+-- ---------------------------------------------------------------------------------------------------------------------
+
+-- GET /api/v1/status
+CREATE FUNCTION queen.status_v1(p_tenant uuid, p_queue text, p_ns text, p_task text)
+RETURNS jsonb
+LANGUAGE sql STABLE
+AS $$
+    SELECT jsonb_build_object(
+        'queues', count(*),
+        'partitions', COALESCE(sum(a.parts), 0),
+        'messages', jsonb_build_object(
+            'total', COALESCE(sum(a.total), 0), 'pending', COALESCE(sum(a.pending), 0),
+            'processing', COALESCE(sum(a.processing), 0), 'completed', COALESCE(sum(a.completed), 0),
+            'failed', COALESCE(sum(a.failed), 0), 'deadLetter', COALESCE(sum(a.dead_letter), 0)),
+        'leases', jsonb_build_object('active', COALESCE(sum(a.leases), 0)),
+        'dlq', jsonb_build_object('total', COALESCE(sum(a.dead_letter), 0)),
+        'lag', jsonb_build_object(
+            'maxSeconds', COALESCE(max(a.lag_max), 0),
+            'avgSeconds', COALESCE(round(sum(a.lag_avg * a.lag_parts) / NULLIF(sum(a.lag_parts), 0), 3), 0)),
+        'timestamp', queen._log_ts(now()))
+    FROM queen._st_queues(p_tenant, p_queue, p_ns, p_task) q
+    CROSS JOIN LATERAL queen._st_queue_agg(q.qid) a
+$$;
+
+-- GET /api/v1/status/queues?limit=100&offset=0: ordered by queue name; limit clamped to [0, 10000], offset >= 0.
+CREATE FUNCTION queen.status_queues_v1(p_tenant uuid, p_queue text, p_ns text, p_task text,
+                                       p_limit integer, p_offset integer)
+RETURNS jsonb
+LANGUAGE sql STABLE
+AS $$
+    WITH lim AS (SELECT LEAST(GREATEST(COALESCE(p_limit, 100), 0), 10000) AS l, GREATEST(COALESCE(p_offset, 0), 0) AS o),
+    page AS (
+        SELECT q.* FROM queen._st_queues(p_tenant, p_queue, p_ns, p_task) q, lim
+        ORDER BY q.qname LIMIT (SELECT l FROM lim) OFFSET (SELECT o FROM lim))
+    SELECT jsonb_build_object(
+        'queues', COALESCE((
+            SELECT jsonb_agg(jsonb_build_object(
+                       'name', page.qname, 'namespace', page.ns, 'task', page.task, 'partitions', a.parts,
+                       'messages', jsonb_build_object('total', a.total, 'pending', a.pending,
+                                                      'processing', a.processing, 'completed', a.completed,
+                                                      'failed', a.failed, 'deadLetter', a.dead_letter),
+                       'leases', jsonb_build_object('active', a.leases),
+                       'lag', jsonb_build_object('maxSeconds', a.lag_max, 'avgSeconds', round(a.lag_avg, 3)))
+                   ORDER BY page.qname)
+            FROM page CROSS JOIN LATERAL queen._st_queue_agg(page.qid) a), '[]'::jsonb),
+        'pagination', jsonb_build_object('limit', lim.l, 'offset', lim.o))
+    FROM lim
+$$;
+
+-- GET /api/v1/status/queues/:queue, or {"error":"Queue not found"} (404 by §1.4).
+CREATE FUNCTION queen.status_queue_v1(p_tenant uuid, p_queue text)
+RETURNS jsonb
+LANGUAGE plpgsql STABLE
+AS $$
+DECLARE
+    v_q     queen.queues;
+    v_ns    text;
+    v_task  text;
+    v_parts jsonb;
+    v_a     record;
+BEGIN
+    SELECT * INTO v_q FROM queen.queues q
+    WHERE q.tenant_id = COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001') AND q.name = p_queue;
+    IF NOT FOUND THEN
+        RETURN jsonb_build_object('error', 'Queue not found');
+    END IF;
+    v_ns := COALESCE(NULLIF(v_q.namespace, ''), queen._log_name_ns(v_q.name));
+    v_task := COALESCE(NULLIF(v_q.task, ''), queen._log_name_task(v_q.name));
+
+    SELECT COALESCE(jsonb_agg(jsonb_build_object(
+               'id', s.pid,
+               'name', s.pname,
+               'createdAt', queen._log_ts(s.pcreated),
+               'lastWriteAt', queen._log_ts(s.last_write),
+               'lastOffset', s.last_offset,
+               'logStart', s.log_start,
+               'committed', s.committed,
+               'messages', jsonb_build_object('total', s.total, 'pending', s.pending, 'processing', s.processing,
+                                              'completed', s.completed, 'failed', s.failed,
+                                              'deadLetter', s.dead_letter),
+               'leases', jsonb_build_object('active', s.leases),
+               'lag', jsonb_build_object('seconds', s.lag_seconds)) ORDER BY s.pname), '[]'::jsonb)
+    INTO v_parts
+    FROM queen._st_parts_of(v_q.id) s;
+
+    SELECT * INTO v_a FROM queen._st_queue_agg(v_q.id);
+
+    RETURN jsonb_build_object(
+        'queue', jsonb_build_object('id', v_q.id, 'name', v_q.name, 'namespace', v_ns, 'task', v_task,
+                                    'createdAt', queen._log_ts(v_q.created_at)),
+        'config', jsonb_build_object('leaseTime', v_q.lease_time, 'retryLimit', v_q.retry_limit, 'ttl', v_q.ttl,
+                                     'priority', v_q.priority, 'delayedProcessing', v_q.delayed_processing,
+                                     'windowBuffer', v_q.window_buffer),
+        'partitions', v_parts,
+        'totals', jsonb_build_object('partitions', v_a.parts, 'total', v_a.total, 'pending', v_a.pending,
+                                     'processing', v_a.processing, 'completed', v_a.completed,
+                                     'failed', v_a.failed, 'deadLetter', v_a.dead_letter,
+                                     'leases', jsonb_build_object('active', v_a.leases),
+                                     'lag', jsonb_build_object('maxSeconds', v_a.lag_max,
+                                                               'avgSeconds', round(v_a.lag_avg, 3))));
+END;
+$$;
