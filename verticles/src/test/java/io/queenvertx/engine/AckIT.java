@@ -1,16 +1,17 @@
 package io.queenvertx.engine;
 
-import static io.queenvertx.engine.Wire.ack;
-import static io.queenvertx.engine.Wire.ackOne;
-import static io.queenvertx.engine.Wire.item;
-import static io.queenvertx.engine.Wire.pop;
-import static io.queenvertx.engine.Wire.popSome;
-import static io.queenvertx.engine.Wire.push;
-import static io.queenvertx.engine.Wire.pushQueued;
+import static io.queenvertx.testing.Wire.ack;
+import static io.queenvertx.testing.Wire.ackOne;
+import static io.queenvertx.testing.Wire.item;
+import static io.queenvertx.testing.Wire.pop;
+import static io.queenvertx.testing.Wire.popSome;
+import static io.queenvertx.testing.Wire.push;
+import static io.queenvertx.testing.Wire.pushQueued;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.queenvertx.testing.TestNode;
 import io.queenvertx.testing.TestNode.Reply;
+import io.queenvertx.testing.Wire;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.UUID;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.queenvertx.testing.TestNode;
 import io.queenvertx.testing.TestNode.Reply;
+import io.queenvertx.testing.Wire;
 import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;

@@ -3,6 +3,7 @@ package io.queenvertx.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.queenvertx.testing.TestNode;
+import io.queenvertx.testing.Wire;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.io.File;

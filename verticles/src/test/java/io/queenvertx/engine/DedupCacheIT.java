@@ -1,13 +1,14 @@
 package io.queenvertx.engine;
 
-import static io.queenvertx.engine.Wire.item;
-import static io.queenvertx.engine.Wire.push;
-import static io.queenvertx.engine.Wire.pushQueued;
+import static io.queenvertx.testing.Wire.item;
+import static io.queenvertx.testing.Wire.push;
+import static io.queenvertx.testing.Wire.pushQueued;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.queenvertx.codec.TxnHash;
 import io.queenvertx.testing.TestDatabase;
 import io.queenvertx.testing.TestNode;
+import io.queenvertx.testing.Wire;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
 import java.util.HexFormat;

@@ -1,12 +1,13 @@
 package io.queenvertx.engine;
 
-import static io.queenvertx.engine.Wire.pop;
-import static io.queenvertx.engine.Wire.pushQueued;
+import static io.queenvertx.testing.Wire.pop;
+import static io.queenvertx.testing.Wire.pushQueued;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.queenvertx.testing.TestNode;
 import io.queenvertx.testing.TestNode.Reply;
+import io.queenvertx.testing.Wire;
 import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;

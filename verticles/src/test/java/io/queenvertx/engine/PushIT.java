@@ -1,11 +1,12 @@
 package io.queenvertx.engine;
 
-import static io.queenvertx.engine.Wire.item;
-import static io.queenvertx.engine.Wire.push;
+import static io.queenvertx.testing.Wire.item;
+import static io.queenvertx.testing.Wire.push;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.queenvertx.testing.TestNode;
 import io.queenvertx.testing.TestNode.Reply;
+import io.queenvertx.testing.Wire;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;

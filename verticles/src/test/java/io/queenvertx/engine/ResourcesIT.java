@@ -1,11 +1,12 @@
 package io.queenvertx.engine;
 
-import static io.queenvertx.engine.Wire.pop;
-import static io.queenvertx.engine.Wire.pushQueued;
+import static io.queenvertx.testing.Wire.pop;
+import static io.queenvertx.testing.Wire.pushQueued;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.queenvertx.testing.TestNode;
 import io.queenvertx.testing.TestNode.Reply;
+import io.queenvertx.testing.Wire;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.AfterAll;

@@ -1,10 +1,11 @@
 package io.queenvertx.messages;
 
-import static io.queenvertx.messages.Wire.NONE;
+import static io.queenvertx.testing.Wire.NONE;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.queenvertx.testing.TestNode;
 import io.queenvertx.testing.TestNode.Reply;
+import io.queenvertx.testing.Wire;
 import io.vertx.core.json.JsonObject;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.queenvertx.testing.TestNode;
 import io.queenvertx.testing.TestNode.Reply;
+import io.queenvertx.testing.Wire;
 import io.vertx.core.json.JsonObject;
 import java.util.Map;
 import java.util.UUID;
