@@ -2,12 +2,11 @@ package io.queenvertx.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.queenvertx.testing.NodeFixture;
 import io.queenvertx.testing.TestNode;
 import io.queenvertx.testing.TestNode.Reply;
 import io.queenvertx.testing.Wire;
 import io.vertx.core.json.JsonObject;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** POST /api/v1/configure (API.md §5.2): defaults, merge, null reset, replace, and the 400s. */
@@ -21,17 +20,8 @@ class ConfigureIT {
       .put("minPopWaitTime", 0).put("dedupWindowSeconds", 3600).put("retentionSinkHold", "")
       .put("retentionSinkHoldMaxSeconds", 604800);
 
+  @NodeFixture
   static TestNode node;
-
-  @BeforeAll
-  static void start() {
-    node = TestNode.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    node.close();
-  }
 
   @Test
   void configuringANewQueueEchoesEveryDefault() {

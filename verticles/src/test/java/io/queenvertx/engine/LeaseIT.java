@@ -7,29 +7,19 @@ import static io.queenvertx.testing.Wire.push;
 import static io.queenvertx.testing.Wire.pushQueued;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.queenvertx.testing.NodeFixture;
 import io.queenvertx.testing.TestNode;
 import io.queenvertx.testing.TestNode.Reply;
 import io.queenvertx.testing.Wire;
 import io.vertx.core.json.JsonObject;
 import java.time.Instant;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** Leases (API.md §5.4 end, §5.7; ENGINE.md §4.2, §5.5): expiry redelivers, extension renews, budgets are untouched. */
 class LeaseIT {
+  @NodeFixture
   static TestNode node;
-
-  @BeforeAll
-  static void start() {
-    node = TestNode.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    node.close();
-  }
 
   @Test
   void anExpiredLeaseRedeliversTheSameMessagesWithDeliveryAttemptTwo() throws Exception {

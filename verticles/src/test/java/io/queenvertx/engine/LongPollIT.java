@@ -5,19 +5,17 @@ import static io.queenvertx.testing.Wire.pushQueued;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.queenvertx.testing.NodeFixture;
 import io.queenvertx.testing.TestNode;
 import io.queenvertx.testing.TestNode.Reply;
 import io.queenvertx.testing.Wire;
 import java.time.Duration;
-import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -36,19 +34,9 @@ class LongPollIT {
   /** The parked pops' own timeout, beyond the re-poll, so neither the deadline nor the re-poll can answer them. */
   static final String PARK = "wait=true&timeout=30000";
 
+  @NodeFixture(env = {"POP_WAIT_INITIAL_INTERVAL_MS=" + REPOLL_MS, "POP_WAIT_MAX_INTERVAL_MS=" + REPOLL_MS})
   static TestNode node;
   ExecutorService exec;
-
-  @BeforeAll
-  static void start() {
-    node = TestNode.start(Map.of("POP_WAIT_INITIAL_INTERVAL_MS", Long.toString(REPOLL_MS),
-        "POP_WAIT_MAX_INTERVAL_MS", Long.toString(REPOLL_MS)));
-  }
-
-  @AfterAll
-  static void stop() {
-    node.close();
-  }
 
   @BeforeEach
   void executor() {

@@ -4,6 +4,7 @@ import static io.queenvertx.testing.Wire.NONE;
 import static io.queenvertx.testing.Wire.list;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.queenvertx.testing.NodeFixture;
 import io.queenvertx.testing.TestNode;
 import io.queenvertx.testing.TestNode.Reply;
 import io.queenvertx.testing.Wire;
@@ -11,8 +12,6 @@ import io.vertx.core.json.JsonObject;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -23,17 +22,8 @@ class DlqListIT {
   static final Set<String> ROW_KEYS = Set.of("id", "transactionId", "partitionId", "queue", "partition",
       "consumerGroup", "errorMessage", "retryCount", "data", "producerSub", "createdAt", "failedAt");
 
+  @NodeFixture
   static TestNode node;
-
-  @BeforeAll
-  static void start() {
-    node = TestNode.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    node.close();
-  }
 
   static JsonObject dlq(String query) {
     Reply r = node.get("/api/v1/dlq?" + query);

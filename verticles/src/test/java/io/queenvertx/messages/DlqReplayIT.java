@@ -4,6 +4,7 @@ import static io.queenvertx.testing.Wire.NONE;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.queenvertx.codec.TxnHash;
+import io.queenvertx.testing.NodeFixture;
 import io.queenvertx.testing.TestNode;
 import io.queenvertx.testing.TestNode.Reply;
 import io.queenvertx.testing.Wire;
@@ -16,8 +17,6 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -32,17 +31,8 @@ class DlqReplayIT {
   static final Set<String> VERDICT_KEYS = MessageRetryIT.VERDICT_KEYS;
   static final String BAD_BODY = "bad body: expected {} or {\"queue\":\"...\",\"partition\":\"...\"}";
 
+  @NodeFixture(env = {"POP_WAIT_INITIAL_INTERVAL_MS=6000", "POP_WAIT_MAX_INTERVAL_MS=6000"})
   static TestNode node;
-
-  @BeforeAll
-  static void start() {
-    node = TestNode.start(Map.of("POP_WAIT_INITIAL_INTERVAL_MS", "6000", "POP_WAIT_MAX_INTERVAL_MS", "6000"));
-  }
-
-  @AfterAll
-  static void stop() {
-    node.close();
-  }
 
   static Reply replay(String id, String body) {
     return node.post("/api/v1/dlq/" + id + "/replay", body);

@@ -3,14 +3,13 @@ package io.queenvertx.messages;
 import static io.queenvertx.testing.Wire.NONE;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.queenvertx.testing.NodeFixture;
 import io.queenvertx.testing.TestNode;
 import io.queenvertx.testing.TestNode.Reply;
 import io.queenvertx.testing.Wire;
 import io.vertx.core.json.JsonObject;
 import java.util.Set;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -23,17 +22,8 @@ class MessageRetryIT {
   static final Set<String> REPLAYED_AS_KEYS = Set.of("index", "message_id", "transaction_id", "queueName", "status",
       "offset");
 
+  @NodeFixture
   static TestNode node;
-
-  @BeforeAll
-  static void start() {
-    node = TestNode.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    node.close();
-  }
 
   static Reply retry(String pid, String txn) {
     return node.post("/api/v1/messages/" + pid + "/" + txn + "/retry", "{}");
