@@ -102,7 +102,7 @@ class DlqListIT {
     Wire.retryLimitZero(node, NONE, q);
     for (int i = 0; i < 3; i++) {
       Wire.deadLetter(node, q, null, i, "o-" + i, null, "boom-" + i);
-      Thread.sleep(15);
+      Wire.awaitClockPastNewestDlq(Wire.partitionId(q, "Default"));
     }
     List<JsonObject> rows = rowsOf("queue=" + q);
     assertThat(rows).extracting(r -> r.getString("transactionId")).containsExactly("o-2", "o-1", "o-0");

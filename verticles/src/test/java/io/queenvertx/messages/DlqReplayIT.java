@@ -309,7 +309,11 @@ class DlqReplayIT {
       assertThat(new JsonObject(verdict).getString("result")).as("the first mover: %s", verdict).isEqualTo("moved");
 
       CompletableFuture<Reply> second = CompletableFuture.supplyAsync(() -> replay(id, ""));
-      Thread.sleep(1000);
+      // the node's move is seen waiting on a lock in PostgreSQL (the row this transaction holds)
+      org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
+          .pollInterval(java.time.Duration.ofMillis(50))
+          .until(() -> second.isDone() || Wire.count("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = "
+              + "'Lock' AND query LIKE '%log_dlq_move%' AND pid <> pg_backend_pid()") > 0);
       assertThat(second.isDone()).as("the second mover waits on the row lock; it answered early: %s",
           second.isDone() ? second.join().body() : "").isFalse();
       c.commit();
@@ -327,12 +331,15 @@ class DlqReplayIT {
     JsonObject payload = new JsonObject().put("wake", "up");
     String id = deadLettered(q, null, payload, "wk-1");
     record Timed(Reply reply, long at) {}
+    double parkedBefore = node.metric("queen_parked_long_polls");
     long parkedAt = System.nanoTime();
     CompletableFuture<Timed> pop = CompletableFuture.supplyAsync(() -> {
       Reply r = node.get("/api/v1/pop/queue/" + q + "?batch=10&wait=true&timeout=10000");
       return new Timed(r, System.nanoTime());
     });
-    Thread.sleep(800);
+    org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
+        .pollInterval(java.time.Duration.ofMillis(20))
+        .until(() -> pop.isDone() || node.metric("queen_parked_long_polls") > parkedBefore);
     assertThat(pop.isDone()).as("the pop is parked: nothing is poppable yet").isFalse();
     moved(replay(id, ""));
     long replayed = System.nanoTime();

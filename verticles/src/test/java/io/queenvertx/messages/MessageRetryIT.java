@@ -85,7 +85,7 @@ class MessageRetryIT {
     Wire.pushOne(node, q, null, new JsonObject().put("k", 1), "shared");
     String pid = Wire.partitionId(q, "Default");
     Wire.failUnder(node, NONE, q, null, "shared", "older", "boom-older");
-    Thread.sleep(20);
+    Wire.awaitClockPastNewestDlq(pid);
     Wire.failUnder(node, NONE, q, null, "shared", "newer", "boom-newer");
     var rows = Wire.dlqRows(pid);
     assertThat(rows).extracting(x -> x.get("consumer_group")).as("failed_at DESC").containsExactly("newer", "older");

@@ -300,6 +300,17 @@ public final class Wire {
     return count("SELECT count(*) FROM queen.log_dlq WHERE id = '" + id + "'") == 1;
   }
 
+  /**
+   * Waits (at most 5 s) until the database clock is past the newest dead-letter row of the partition by a
+   * millisecond, so a row filed next sorts strictly after it by {@code failed_at}, even at millisecond precision.
+   */
+  public static void awaitClockPastNewestDlq(String partitionId) {
+    org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(5))
+        .pollInterval(java.time.Duration.ofMillis(2))
+        .until(() -> count("SELECT (clock_timestamp() > max(failed_at) + interval '1 millisecond')::int "
+            + "FROM queen.log_dlq WHERE partition_id = '" + partitionId + "'") == 1);
+  }
+
   /** The single DLQ row id of a partition (asserting there is exactly one). */
   public static String onlyDlqId(String partitionId) {
     var r = dlqRows(partitionId);
