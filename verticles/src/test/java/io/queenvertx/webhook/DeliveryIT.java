@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.queenvertx.bus.Addresses;
 import io.queenvertx.boot.Config;
 import io.queenvertx.testing.TestDatabase;
+import io.queenvertx.testing.NodeFixture;
 import io.queenvertx.testing.TestNode;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpServer;
@@ -31,12 +32,12 @@ import org.junit.jupiter.api.Test;
 /** Webhook delivery against real HTTP receivers on loopback (issue #9). */
 class DeliveryIT {
   static final Config.Database DB = TestDatabase.get().shared();
+  @NodeFixture(env = "QUEEN_WEBHOOK_API_KEYS=k-d")
   static TestNode node;
   static Vertx receivers;
 
   @BeforeAll
   static void start() {
-    node = TestNode.start(Map.of("QUEEN_WEBHOOK_API_KEYS", "k-d"));
     receivers = Vertx.vertx();
   }
 
@@ -44,7 +45,6 @@ class DeliveryIT {
   static void stop() throws Exception {
     // the endpoints live in the shared database: remove them so nodes of later test classes do not deliver them
     TestDatabase.execute(DB, "DELETE FROM queen.webhook_endpoints WHERE queue LIKE 'wh-%'");
-    node.close();
     receivers.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
   }
 
