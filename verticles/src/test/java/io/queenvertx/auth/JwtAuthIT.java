@@ -2,6 +2,7 @@ package io.queenvertx.auth;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.queenvertx.testing.NodeFixture;
 import io.queenvertx.testing.TestNode;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -9,25 +10,13 @@ import java.security.KeyPairGenerator;
 import java.util.Base64;
 import java.util.Map;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** JWT access levels over real HTTP (shared/seeds/status-codes-and-errors.txt "Authentication and authorization"). */
 class JwtAuthIT {
   static final String SECRET = "test-secret-of-enough-length-0123456789";
+  @NodeFixture(env = {"JWT_ENABLED=true", "JWT_SECRET=" + SECRET, "JWT_ISSUER=queen-tests", "JWT_AUDIENCE=queen"})
   static TestNode node;
-
-  @BeforeAll
-  static void start() {
-    node = TestNode.start(Map.of("JWT_ENABLED", "true", "JWT_SECRET", SECRET, "JWT_ISSUER", "queen-tests",
-        "JWT_AUDIENCE", "queen"));
-  }
-
-  @AfterAll
-  static void stop() {
-    node.close();
-  }
 
   static long now() {
     return System.currentTimeMillis() / 1000;

@@ -62,11 +62,14 @@ class ClusterIT {
   }
 
   private long wakeOnce(String q) throws Exception {
+    double parkedBefore = b.metric("queen_parked_long_polls");
     var popped = CompletableFuture.supplyAsync(() -> {
       var r = b.get("/api/v1/pop/queue/" + q + "?wait=true&timeout=10000");
       return new Object[] {r, System.nanoTime()};
     });
-    Thread.sleep(400);
+    Awaitility.await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20))
+        .until(() -> popped.isDone() || b.metric("queen_parked_long_polls") > parkedBefore);
+    assertThat(popped).as("the pop is parked on b").isNotDone();
     var pushed = a.post("/api/v1/push", push(q, new JsonObject().put("n", 1)));
     long pushedAt = System.nanoTime();
     assertThat(pushed.status()).isEqualTo(201);

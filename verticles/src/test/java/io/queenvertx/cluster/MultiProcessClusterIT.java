@@ -49,7 +49,45 @@ class MultiProcessClusterIT {
     var fb = CompletableFuture.supplyAsync(() -> startNode());
     a = fa.get(180, TimeUnit.SECONDS);
     b = fb.get(180, TimeUnit.SECONDS);
-    Thread.sleep(2000); // let the Hazelcast members see each other before measuring
+    // the members have met once a push through b wakes a pop parked on a (the cross-node announcement)
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(100))
+        .until(MultiProcessClusterIT::aPushThroughBWakesAPopOnA);
+  }
+
+  /**
+   * One round: a pop parked on a (3 s timeout, under the 5 s re-poll) answers a message pushed via b within 1 s,
+   * which only the cross-node announcement can do (its final poll at the deadline would come 3 s after the push).
+   */
+  static boolean aPushThroughBWakesAPopOnA() throws Exception {
+    String q = "mp-meet-" + UUID.randomUUID();
+    var parked = parkOn(a, "/api/v1/pop/queue/" + q + "?wait=true&timeout=3000&autoAck=true");
+    assertThat(post(b, "/api/v1/push", pushBody(q, "meet")).statusCode()).isEqualTo(201);
+    long pushedAt = System.nanoTime();
+    int status = parked.get(15, TimeUnit.SECONDS).statusCode();
+    return status == 200 && System.nanoTime() - pushedAt < TimeUnit.SECONDS.toNanos(1);
+  }
+
+  /** The node's parked long polls, from its Prometheus exposition. */
+  static double parked(BrokerProcess n) throws Exception {
+    for (String line : get(n, "/metrics/prometheus").body().split("\n")) {
+      if (line.startsWith("queen_parked_long_polls ")) return Double.parseDouble(line.substring(24).trim());
+    }
+    throw new IllegalStateException("no queen_parked_long_polls sample");
+  }
+
+  /** Starts the pop and returns once the node reports it parked (or it already answered). */
+  static CompletableFuture<HttpResponse<String>> parkOn(BrokerProcess n, String path) throws Exception {
+    double before = parked(n);
+    var pop = CompletableFuture.supplyAsync(() -> {
+      try {
+        return get(n, path);
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+    });
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5))
+        .until(() -> pop.isDone() || parked(n) > before);
+    return pop;
   }
 
   static BrokerProcess startNode() {
@@ -86,6 +124,7 @@ class MultiProcessClusterIT {
     List<Long> micros = new ArrayList<>();
     for (int i = 0; i < 205; i++) {
       String q = "mp-wake-" + UUID.randomUUID();
+      double before = parked(a);
       var parked = CompletableFuture.supplyAsync(() -> {
         try {
           var r = get(a, "/api/v1/pop/queue/" + q + "?wait=true&timeout=10000&autoAck=true");
@@ -94,7 +133,8 @@ class MultiProcessClusterIT {
           throw new IllegalStateException(e);
         }
       });
-      Thread.sleep(60);
+      org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5))
+          .until(() -> parked.isDone() || parked(a) > before);
       var pushed = post(b, "/api/v1/push", pushBody(q, "w" + i));
       long pushedAt = System.nanoTime();
       assertThat(pushed.statusCode()).isEqualTo(201);
@@ -135,8 +175,14 @@ class MultiProcessClusterIT {
       c.close();
     }
     assertThat(get(a, "/api/v1/pop/queue/" + q + "?batch=10").statusCode()).as("still leased").isEqualTo(204);
-    Thread.sleep(2500);
-    var again = new JsonObject(get(a, "/api/v1/pop/queue/" + q + "?batch=10").body());
+    // the 2 s leases run out: poll until a pop through a surviving node gets the batch back
+    var back = new java.util.concurrent.atomic.AtomicReference<HttpResponse<String>>();
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(200))
+        .until(() -> {
+          back.set(get(a, "/api/v1/pop/queue/" + q + "?batch=10"));
+          return back.get().statusCode() == 200;
+        });
+    var again = new JsonObject(back.get().body());
     var txns = again.getJsonArray("messages").stream().map(o -> ((JsonObject) o).getString("transactionId")).toList();
     assertThat(txns).containsExactly("k1", "k2", "k3");
     assertThat(again.getJsonArray("messages").getJsonObject(0).getInteger("deliveryAttempt")).isEqualTo(2);

@@ -1,38 +1,29 @@
 package io.queenvertx.engine;
 
-import static io.queenvertx.engine.Wire.ack;
-import static io.queenvertx.engine.Wire.ackOne;
-import static io.queenvertx.engine.Wire.item;
-import static io.queenvertx.engine.Wire.pop;
-import static io.queenvertx.engine.Wire.popSome;
-import static io.queenvertx.engine.Wire.push;
-import static io.queenvertx.engine.Wire.pushQueued;
+import static io.queenvertx.testing.Wire.ack;
+import static io.queenvertx.testing.Wire.ackOne;
+import static io.queenvertx.testing.Wire.item;
+import static io.queenvertx.testing.Wire.pop;
+import static io.queenvertx.testing.Wire.popSome;
+import static io.queenvertx.testing.Wire.push;
+import static io.queenvertx.testing.Wire.pushQueued;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.queenvertx.testing.NodeFixture;
 import io.queenvertx.testing.TestNode;
 import io.queenvertx.testing.TestNode.Reply;
+import io.queenvertx.testing.Wire;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** POST /api/v1/ack and /ack/batch (API.md §5.5, ENGINE.md §5, §7.1): verdicts, implicit ack, retries and the DLQ. */
 class AckIT {
   static final String ALREADY_COMMITTED = "already committed: the cursor moved past this message before this ack";
 
+  @NodeFixture
   static TestNode node;
-
-  @BeforeAll
-  static void start() {
-    node = TestNode.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    node.close();
-  }
 
   @Test
   void aCompletedAckSucceedsAndTheNextPopGetsTheFollowingMessage() {

@@ -2,11 +2,11 @@ package io.queenvertx.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.queenvertx.testing.NodeFixture;
 import io.queenvertx.testing.TestNode;
 import io.queenvertx.testing.TestNode.Reply;
+import io.queenvertx.testing.Wire;
 import io.vertx.core.json.JsonObject;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** POST /api/v1/configure (API.md §5.2): defaults, merge, null reset, replace, and the 400s. */
@@ -20,17 +20,8 @@ class ConfigureIT {
       .put("minPopWaitTime", 0).put("dedupWindowSeconds", 3600).put("retentionSinkHold", "")
       .put("retentionSinkHoldMaxSeconds", 604800);
 
+  @NodeFixture
   static TestNode node;
-
-  @BeforeAll
-  static void start() {
-    node = TestNode.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    node.close();
-  }
 
   @Test
   void configuringANewQueueEchoesEveryDefault() {
@@ -183,11 +174,22 @@ class ConfigureIT {
   void delayedProcessingHidesANewMessageUntilItIsOldEnough() throws Exception {
     String q = Wire.queue("cfg-delayed");
     Wire.configure(node, body(q, new JsonObject().put("delayedProcessing", 2)));
+    long pushed = System.nanoTime();
     Wire.pushQueued(node, q, null, 1, "later");
     assertThat(Wire.pop(node, q, "batch=1").status()).as("a 2 s old-enough rule hides a fresh message")
         .isEqualTo(204);
-    Thread.sleep(2300);
-    assertThat(Wire.messages(Wire.popSome(node, q, "batch=1"))).extracting(m -> m.getString("transactionId"))
+    // the message shows once it is 2 s old, not before: poll until a pop delivers it, then check when that was
+    var delivered = new java.util.concurrent.atomic.AtomicReference<TestNode.Reply>();
+    org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(8))
+        .pollInterval(java.time.Duration.ofMillis(100))
+        .until(() -> {
+          Reply r = Wire.pop(node, q, "batch=1");
+          delivered.set(r);
+          return r.status() == 200;
+        });
+    long shownAfterMs = (System.nanoTime() - pushed) / 1_000_000;
+    assertThat(shownAfterMs).as("hidden until it was 2 s old").isGreaterThanOrEqualTo(1900);
+    assertThat(Wire.messages(delivered.get().json())).extracting(m -> m.getString("transactionId"))
         .containsExactly("later");
   }
 

@@ -3,6 +3,7 @@ package io.queenvertx.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.queenvertx.testing.TestNode;
+import io.queenvertx.testing.Wire;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.io.File;
@@ -133,21 +134,27 @@ class CrashRecoveryIT {
     }
 
     private void awaitHealthy(String name) throws Exception {
-      long deadline = System.nanoTime() + BOOT.toNanos();
-      while (System.nanoTime() < deadline) {
-        if (!process.isAlive()) {
-          stop();
-          throw new AssertionError(name + " broker exited with " + process.exitValue() + ":\n" + log(name));
-        }
-        try {
-          if (get("/health").statusCode() == 200) return;
-        } catch (IOException e) {
-          // not listening yet
-        }
-        Thread.sleep(250);
+      try {
+        org.awaitility.Awaitility.await().atMost(BOOT).pollInterval(java.time.Duration.ofMillis(250))
+            .until(() -> !process.isAlive() || healthy());
+      } catch (org.awaitility.core.ConditionTimeoutException e) {
+        stop();
+        throw new AssertionError(name + " broker was not healthy within " + BOOT + ":\n" + log(name));
       }
-      stop();
-      throw new AssertionError(name + " broker was not healthy within " + BOOT + ":\n" + log(name));
+      if (!process.isAlive()) {
+        stop();
+        throw new AssertionError(name + " broker exited with " + process.exitValue() + ":\n" + log(name));
+      }
+    }
+
+    private boolean healthy() {
+      try {
+        return get("/health").statusCode() == 200;
+      } catch (IOException e) {
+        return false; // not listening yet
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
     }
 
     private String log(String name) {

@@ -1,21 +1,21 @@
 package io.queenvertx.engine;
 
-import static io.queenvertx.engine.Wire.item;
-import static io.queenvertx.engine.Wire.push;
-import static io.queenvertx.engine.Wire.pushQueued;
+import static io.queenvertx.testing.Wire.item;
+import static io.queenvertx.testing.Wire.push;
+import static io.queenvertx.testing.Wire.pushQueued;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.queenvertx.codec.TxnHash;
 import io.queenvertx.testing.TestDatabase;
+import io.queenvertx.testing.NodeFixture;
 import io.queenvertx.testing.TestNode;
+import io.queenvertx.testing.Wire;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.awaitility.Awaitility;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -26,20 +26,10 @@ import org.junit.jupiter.api.Test;
 class DedupCacheIT {
   static final String TENANT = "00000000-0000-0000-0000-000000000001";
   static final Pattern FINGERPRINTS = Pattern.compile("(?m)^queen_dedup_cache_fingerprints(\\{[^}]*})? ([0-9.eE+]+)$");
+  @NodeFixture
   static TestNode a;
+  @NodeFixture
   static TestNode b;
-
-  @BeforeAll
-  static void start() {
-    a = TestNode.start();
-    b = TestNode.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    a.close();
-    b.close();
-  }
 
   static String status(TestNode node, String q, String p, String txn) {
     var r = push(node, item(q, p, new JsonObject().put("t", txn), txn));

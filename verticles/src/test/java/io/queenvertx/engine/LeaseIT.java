@@ -1,34 +1,27 @@
 package io.queenvertx.engine;
 
-import static io.queenvertx.engine.Wire.item;
-import static io.queenvertx.engine.Wire.pop;
-import static io.queenvertx.engine.Wire.popSome;
-import static io.queenvertx.engine.Wire.push;
-import static io.queenvertx.engine.Wire.pushQueued;
+import static io.queenvertx.testing.Wire.item;
+import static io.queenvertx.testing.Wire.pop;
+import static io.queenvertx.testing.Wire.popSome;
+import static io.queenvertx.testing.Wire.push;
+import static io.queenvertx.testing.Wire.pushQueued;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
+import io.queenvertx.testing.NodeFixture;
 import io.queenvertx.testing.TestNode;
 import io.queenvertx.testing.TestNode.Reply;
+import io.queenvertx.testing.Wire;
 import io.vertx.core.json.JsonObject;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** Leases (API.md §5.4 end, §5.7; ENGINE.md §4.2, §5.5): expiry redelivers, extension renews, budgets are untouched. */
 class LeaseIT {
+  @NodeFixture
   static TestNode node;
-
-  @BeforeAll
-  static void start() {
-    node = TestNode.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    node.close();
-  }
 
   @Test
   void anExpiredLeaseRedeliversTheSameMessagesWithDeliveryAttemptTwo() throws Exception {
@@ -38,7 +31,7 @@ class LeaseIT {
     var firstMsgs = Wire.messages(first);
     assertThat(firstMsgs).extracting(m -> m.getInteger("deliveryAttempt")).containsOnly(1);
     assertThat(pop(node, q, "batch=10").status()).as("held while the lease lives").isEqualTo(204);
-    Thread.sleep(1500);
+    awaitLeaseExpired(first.getString("partitionId"));
     JsonObject again = popSome(node, q, "batch=10&leaseSeconds=30");
     var againMsgs = Wire.messages(again);
     assertThat(againMsgs).extracting(m -> m.getString("id"))
@@ -55,7 +48,7 @@ class LeaseIT {
     String q = Wire.queue("lease-stale-ack");
     pushQueued(node, q, null, 0, "s0");
     JsonObject first = popSome(node, q, "batch=1&leaseSeconds=1");
-    Thread.sleep(1500);
+    awaitLeaseExpired(first.getString("partitionId"));
     JsonObject again = popSome(node, q, "batch=1&leaseSeconds=30");
     JsonObject r = Wire.ackOne(node, Wire.ack("s0", again.getString("partitionId"), "completed",
         first.getString("leaseId")));
@@ -92,9 +85,14 @@ class LeaseIT {
     String q = Wire.queue("lease-outlive");
     pushQueued(node, q, null, 0, "o0");
     JsonObject p = popSome(node, q, "batch=1&leaseSeconds=1");
+    String pid = p.getString("partitionId");
+    String originalExpiry = (String) Wire.rows("SELECT lease_expires_at::text AS e FROM queen.log_consumers WHERE "
+        + "partition_id = '" + pid + "' AND consumer_group = '" + Wire.QUEUE_MODE + "'").get(0).get("e");
     assertThat(node.post("/api/v1/lease/" + p.getString("leaseId") + "/extend", "{\"seconds\":30}").json()
         .getInteger("renewed")).isEqualTo(1);
-    Thread.sleep(1500);
+    // wait until the database clock is past the lease's original 1 s expiry, then the renewed lease must still hold
+    await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100))
+        .until(() -> Wire.count("SELECT (now() > '" + originalExpiry + "'::timestamptz)::int") == 1);
     assertThat(pop(node, q, "batch=1").status()).as("the renewed lease still holds the partition").isEqualTo(204);
   }
 
@@ -118,7 +116,7 @@ class LeaseIT {
     String q = Wire.queue("lease-expired-extend");
     pushQueued(node, q, null, 0, "ex0");
     JsonObject p = popSome(node, q, "batch=1&leaseSeconds=1");
-    Thread.sleep(1500);
+    awaitLeaseExpired(p.getString("partitionId"));
     JsonObject j = node.post("/api/v1/lease/" + p.getString("leaseId") + "/extend", "{}").json();
     assertThat(j.getBoolean("success")).isFalse();
     assertThat(j.getInteger("renewed")).isZero();
@@ -191,5 +189,12 @@ class LeaseIT {
   private static long leaseSpanSeconds(String pid) {
     return Wire.count("SELECT round(extract(epoch FROM lease_expires_at - lease_acquired_at))::bigint "
         + "FROM queen.log_consumers WHERE partition_id = '" + pid + "' AND consumer_group = '__QUEUE_MODE__'");
+  }
+
+  /** Waits until the database holds the partition's queue-mode lease as run out: the observable lease expiry. */
+  private static void awaitLeaseExpired(String partitionId) {
+    await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100)).until(() -> Wire.count(
+        "SELECT count(*) FROM queen.log_consumers WHERE partition_id = '" + partitionId + "' AND consumer_group = '"
+            + Wire.QUEUE_MODE + "' AND lease_expires_at <= now()") == 1);
   }
 }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.queenvertx.boot.Config;
 import io.queenvertx.testing.TestDatabase;
 import io.queenvertx.testing.TestNode;
+import io.queenvertx.testing.Wire;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.util.Map;

@@ -1,15 +1,17 @@
 package io.queenvertx.engine;
 
-import static io.queenvertx.engine.Wire.item;
-import static io.queenvertx.engine.Wire.pop;
-import static io.queenvertx.engine.Wire.popSome;
-import static io.queenvertx.engine.Wire.push;
-import static io.queenvertx.engine.Wire.pushQueued;
+import static io.queenvertx.testing.Wire.item;
+import static io.queenvertx.testing.Wire.pop;
+import static io.queenvertx.testing.Wire.popSome;
+import static io.queenvertx.testing.Wire.push;
+import static io.queenvertx.testing.Wire.pushQueued;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.queenvertx.testing.TestDatabase;
+import io.queenvertx.testing.NodeFixture;
 import io.queenvertx.testing.TestNode;
 import io.queenvertx.testing.TestNode.Reply;
+import io.queenvertx.testing.Wire;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.time.Instant;
@@ -21,23 +23,12 @@ import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** The three pop routes (API.md §5.4, ENGINE.md §4): order, shape, modes and parameter errors. */
 class PopIT {
+  @NodeFixture
   static TestNode node;
-
-  @BeforeAll
-  static void start() {
-    node = TestNode.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    node.close();
-  }
 
   @Test
   void aPartitionIsDeliveredInFifoOrderAcrossPushes() {

@@ -1,11 +1,13 @@
 package io.queenvertx.engine;
 
-import static io.queenvertx.engine.Wire.item;
-import static io.queenvertx.engine.Wire.push;
+import static io.queenvertx.testing.Wire.item;
+import static io.queenvertx.testing.Wire.push;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.queenvertx.testing.NodeFixture;
 import io.queenvertx.testing.TestNode;
 import io.queenvertx.testing.TestNode.Reply;
+import io.queenvertx.testing.Wire;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
@@ -15,8 +17,6 @@ import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** POST /api/v1/push (API.md §5.3, ENGINE.md §3): result shape, validation, dedup and fusion, over real HTTP. */
@@ -25,17 +25,8 @@ class PushIT {
   static final String CONTROL_CHARS =
       "bad body: control characters are not allowed in queue, partition or transactionId";
 
+  @NodeFixture
   static TestNode node;
-
-  @BeforeAll
-  static void start() {
-    node = TestNode.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    node.close();
-  }
 
   // ---- result shape ----------------------------------------------------------------------------------------------
 

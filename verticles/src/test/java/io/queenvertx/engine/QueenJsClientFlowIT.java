@@ -2,6 +2,7 @@ package io.queenvertx.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.queenvertx.testing.NodeFixture;
 import io.queenvertx.testing.TestNode;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -9,8 +10,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -20,17 +19,8 @@ import org.junit.jupiter.api.Test;
  * transactionId, partitionId, leaseId and data.
  */
 class QueenJsClientFlowIT {
+  @NodeFixture
   static TestNode node;
-
-  @BeforeAll
-  static void start() {
-    node = TestNode.start(Map.of());
-  }
-
-  @AfterAll
-  static void stop() {
-    node.close();
-  }
 
   @Test
   void theJsClientsPushConsumeAckLoopWorksUnchanged() {

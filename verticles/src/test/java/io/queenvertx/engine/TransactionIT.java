@@ -1,33 +1,24 @@
 package io.queenvertx.engine;
 
-import static io.queenvertx.engine.Wire.ack;
-import static io.queenvertx.engine.Wire.pop;
-import static io.queenvertx.engine.Wire.popSome;
-import static io.queenvertx.engine.Wire.pushQueued;
+import static io.queenvertx.testing.Wire.ack;
+import static io.queenvertx.testing.Wire.pop;
+import static io.queenvertx.testing.Wire.popSome;
+import static io.queenvertx.testing.Wire.pushQueued;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.queenvertx.testing.NodeFixture;
 import io.queenvertx.testing.TestNode;
 import io.queenvertx.testing.TestNode.Reply;
+import io.queenvertx.testing.Wire;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** POST /api/v1/transaction (API.md §5.6, ENGINE.md §6): push and ack commit or roll back together. */
 class TransactionIT {
+  @NodeFixture
   static TestNode node;
-
-  @BeforeAll
-  static void start() {
-    node = TestNode.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    node.close();
-  }
 
   @Test
   void aPushAndAnAckInOneTransactionCommitTogether() {

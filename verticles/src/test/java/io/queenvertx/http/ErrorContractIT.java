@@ -2,27 +2,17 @@ package io.queenvertx.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.queenvertx.testing.NodeFixture;
 import io.queenvertx.testing.TestNode;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** The parts of shared/seeds/status-codes-and-errors.txt that need no engine, over real HTTP. */
 class ErrorContractIT {
+  @NodeFixture(env = {"QUEEN_MAX_BODY_BYTES=1024"})
   static TestNode node;
-
-  @BeforeAll
-  static void start() {
-    node = TestNode.start(Map.of("QUEEN_MAX_BODY_BYTES", "1024"));
-  }
-
-  @AfterAll
-  static void stop() {
-    node.close();
-  }
 
   @Test
   void unknownApiPathIs404NoSuchRoute() {

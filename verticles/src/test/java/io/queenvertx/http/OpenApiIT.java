@@ -5,29 +5,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.queenvertx.boot.MaintenanceFlags;
 import io.queenvertx.boot.NodeContext;
 import io.queenvertx.metrics.BrokerMetrics;
+import io.queenvertx.testing.NodeFixture;
 import io.queenvertx.testing.TestNode;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** The OpenAPI document in the repository lists exactly the routes the router declares. */
 class OpenApiIT {
+  @NodeFixture
   static TestNode node;
-
-  @BeforeAll
-  static void start() {
-    node = TestNode.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    node.close();
-  }
 
   static Set<String> declaredRoutes() {
     var n = node.node();

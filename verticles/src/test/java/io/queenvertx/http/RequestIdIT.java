@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
+import io.queenvertx.testing.NodeFixture;
 import io.queenvertx.testing.TestNode;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
@@ -13,6 +14,7 @@ import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 
 class RequestIdIT {
+  @NodeFixture(env = "QUEEN_ACCESS_LOG=true")
   static TestNode node;
   static final ListAppender<ILoggingEvent> ACCESS = new ListAppender<>();
 
@@ -20,12 +22,10 @@ class RequestIdIT {
   static void start() {
     ((Logger) LoggerFactory.getLogger("queen.access")).addAppender(ACCESS);
     ACCESS.start();
-    node = TestNode.start(Map.of("QUEEN_ACCESS_LOG", "true"));
   }
 
   @AfterAll
   static void stop() {
-    node.close();
     ((Logger) LoggerFactory.getLogger("queen.access")).detachAppender(ACCESS);
   }
 

@@ -4,31 +4,25 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.queenvertx.boot.Config;
 import io.queenvertx.testing.TestDatabase;
+import io.queenvertx.testing.NodeFixture;
 import io.queenvertx.testing.TestNode;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
-import java.util.Map;
 import java.util.UUID;
 import org.awaitility.Awaitility;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** Retention, time-accelerated by back-dating rows (ENGINE.md §9.1). */
 class RetentionIT {
-  static Config.Database db;
+  @NodeFixture(freshDatabase = true, env = "RETENTION_INTERVAL=200")
   static TestNode node;
+  static Config.Database db;
 
   @BeforeAll
-  static void start() {
-    db = TestDatabase.get().fresh();
-    node = TestNode.start(Map.of("RETENTION_INTERVAL", "200"), db);
-  }
-
-  @AfterAll
-  static void stop() {
-    node.close();
+  static void database() {
+    db = node.node().config().database().orElseThrow();
   }
 
   static String pid(TestNode.Reply pushed) {

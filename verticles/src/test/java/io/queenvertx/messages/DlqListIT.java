@@ -1,17 +1,17 @@
 package io.queenvertx.messages;
 
-import static io.queenvertx.messages.Wire.NONE;
-import static io.queenvertx.messages.Wire.list;
+import static io.queenvertx.testing.Wire.NONE;
+import static io.queenvertx.testing.Wire.list;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.queenvertx.testing.NodeFixture;
 import io.queenvertx.testing.TestNode;
 import io.queenvertx.testing.TestNode.Reply;
+import io.queenvertx.testing.Wire;
 import io.vertx.core.json.JsonObject;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -22,17 +22,8 @@ class DlqListIT {
   static final Set<String> ROW_KEYS = Set.of("id", "transactionId", "partitionId", "queue", "partition",
       "consumerGroup", "errorMessage", "retryCount", "data", "producerSub", "createdAt", "failedAt");
 
+  @NodeFixture
   static TestNode node;
-
-  @BeforeAll
-  static void start() {
-    node = TestNode.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    node.close();
-  }
 
   static JsonObject dlq(String query) {
     Reply r = node.get("/api/v1/dlq?" + query);
@@ -111,7 +102,7 @@ class DlqListIT {
     Wire.retryLimitZero(node, NONE, q);
     for (int i = 0; i < 3; i++) {
       Wire.deadLetter(node, q, null, i, "o-" + i, null, "boom-" + i);
-      Thread.sleep(15);
+      Wire.awaitClockPastNewestDlq(Wire.partitionId(q, "Default"));
     }
     List<JsonObject> rows = rowsOf("queue=" + q);
     assertThat(rows).extracting(r -> r.getString("transactionId")).containsExactly("o-2", "o-1", "o-0");

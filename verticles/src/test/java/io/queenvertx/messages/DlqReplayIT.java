@@ -1,11 +1,13 @@
 package io.queenvertx.messages;
 
-import static io.queenvertx.messages.Wire.NONE;
+import static io.queenvertx.testing.Wire.NONE;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.queenvertx.codec.TxnHash;
+import io.queenvertx.testing.NodeFixture;
 import io.queenvertx.testing.TestNode;
 import io.queenvertx.testing.TestNode.Reply;
+import io.queenvertx.testing.Wire;
 import io.vertx.core.json.JsonObject;
 import java.net.URI;
 import java.net.http.HttpRequest;
@@ -15,8 +17,6 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -31,17 +31,8 @@ class DlqReplayIT {
   static final Set<String> VERDICT_KEYS = MessageRetryIT.VERDICT_KEYS;
   static final String BAD_BODY = "bad body: expected {} or {\"queue\":\"...\",\"partition\":\"...\"}";
 
+  @NodeFixture(env = {"POP_WAIT_INITIAL_INTERVAL_MS=6000", "POP_WAIT_MAX_INTERVAL_MS=6000"})
   static TestNode node;
-
-  @BeforeAll
-  static void start() {
-    node = TestNode.start(Map.of("POP_WAIT_INITIAL_INTERVAL_MS", "6000", "POP_WAIT_MAX_INTERVAL_MS", "6000"));
-  }
-
-  @AfterAll
-  static void stop() {
-    node.close();
-  }
 
   static Reply replay(String id, String body) {
     return node.post("/api/v1/dlq/" + id + "/replay", body);
@@ -318,7 +309,11 @@ class DlqReplayIT {
       assertThat(new JsonObject(verdict).getString("result")).as("the first mover: %s", verdict).isEqualTo("moved");
 
       CompletableFuture<Reply> second = CompletableFuture.supplyAsync(() -> replay(id, ""));
-      Thread.sleep(1000);
+      // the node's move is seen waiting on a lock in PostgreSQL (the row this transaction holds)
+      org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
+          .pollInterval(java.time.Duration.ofMillis(50))
+          .until(() -> second.isDone() || Wire.count("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = "
+              + "'Lock' AND query LIKE '%log_dlq_move%' AND pid <> pg_backend_pid()") > 0);
       assertThat(second.isDone()).as("the second mover waits on the row lock; it answered early: %s",
           second.isDone() ? second.join().body() : "").isFalse();
       c.commit();
@@ -336,12 +331,15 @@ class DlqReplayIT {
     JsonObject payload = new JsonObject().put("wake", "up");
     String id = deadLettered(q, null, payload, "wk-1");
     record Timed(Reply reply, long at) {}
+    double parkedBefore = node.metric("queen_parked_long_polls");
     long parkedAt = System.nanoTime();
     CompletableFuture<Timed> pop = CompletableFuture.supplyAsync(() -> {
       Reply r = node.get("/api/v1/pop/queue/" + q + "?batch=10&wait=true&timeout=10000");
       return new Timed(r, System.nanoTime());
     });
-    Thread.sleep(800);
+    org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
+        .pollInterval(java.time.Duration.ofMillis(20))
+        .until(() -> pop.isDone() || node.metric("queen_parked_long_polls") > parkedBefore);
     assertThat(pop.isDone()).as("the pop is parked: nothing is poppable yet").isFalse();
     moved(replay(id, ""));
     long replayed = System.nanoTime();

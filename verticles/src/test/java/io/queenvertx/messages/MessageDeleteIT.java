@@ -1,14 +1,14 @@
 package io.queenvertx.messages;
 
-import static io.queenvertx.messages.Wire.NONE;
+import static io.queenvertx.testing.Wire.NONE;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.queenvertx.testing.NodeFixture;
 import io.queenvertx.testing.TestNode;
 import io.queenvertx.testing.TestNode.Reply;
+import io.queenvertx.testing.Wire;
 import io.vertx.core.json.JsonObject;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -16,17 +16,8 @@ import org.junit.jupiter.api.Test;
  * §7.2): it deletes dead-letter rows only, every group's, and a no-op is a 404, never a 200 with success:false.
  */
 class MessageDeleteIT {
+  @NodeFixture
   static TestNode node;
-
-  @BeforeAll
-  static void start() {
-    node = TestNode.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    node.close();
-  }
 
   static Reply delete(String pid, String txn) {
     return node.delete("/api/v1/messages/" + pid + "/" + txn);

@@ -1,18 +1,18 @@
 package io.queenvertx.messages;
 
-import static io.queenvertx.messages.Wire.NONE;
-import static io.queenvertx.messages.Wire.item;
+import static io.queenvertx.testing.Wire.NONE;
+import static io.queenvertx.testing.Wire.item;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.queenvertx.testing.NodeFixture;
 import io.queenvertx.testing.TestNode;
 import io.queenvertx.testing.TestNode.Reply;
+import io.queenvertx.testing.Wire;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -27,17 +27,8 @@ class MessageDetailIT {
       "errorMessage", "retryCount", "leaseExpiresAt", "consumerGroups", "mode", "queueConfig");
   static final JsonObject NOT_FOUND = new JsonObject().put("error", "Message not found");
 
+  @NodeFixture
   static TestNode node;
-
-  @BeforeAll
-  static void start() {
-    node = TestNode.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    node.close();
-  }
 
   static Reply detail(String pid, String txn) {
     return node.get("/api/v1/messages/" + pid + "/" + txn);

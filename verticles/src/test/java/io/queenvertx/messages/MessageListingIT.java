@@ -1,12 +1,14 @@
 package io.queenvertx.messages;
 
-import static io.queenvertx.messages.Wire.NONE;
-import static io.queenvertx.messages.Wire.item;
-import static io.queenvertx.messages.Wire.list;
+import static io.queenvertx.testing.Wire.NONE;
+import static io.queenvertx.testing.Wire.item;
+import static io.queenvertx.testing.Wire.list;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.queenvertx.testing.NodeFixture;
 import io.queenvertx.testing.TestNode;
 import io.queenvertx.testing.TestNode.Reply;
+import io.queenvertx.testing.Wire;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
@@ -15,8 +17,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -31,17 +31,8 @@ class MessageListingIT {
   /** Keys API.md allows beside them. */
   static final Set<String> OPTIONAL_MESSAGE_KEYS = Set.of("isEncrypted", "queuePriority");
 
+  @NodeFixture
   static TestNode node;
-
-  @BeforeAll
-  static void start() {
-    node = TestNode.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    node.close();
-  }
 
   static Reply listing(String query) {
     return node.get("/api/v1/messages?" + query);

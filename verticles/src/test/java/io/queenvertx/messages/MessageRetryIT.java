@@ -1,15 +1,15 @@
 package io.queenvertx.messages;
 
-import static io.queenvertx.messages.Wire.NONE;
+import static io.queenvertx.testing.Wire.NONE;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.queenvertx.testing.NodeFixture;
 import io.queenvertx.testing.TestNode;
 import io.queenvertx.testing.TestNode.Reply;
+import io.queenvertx.testing.Wire;
 import io.vertx.core.json.JsonObject;
 import java.util.Set;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -22,17 +22,8 @@ class MessageRetryIT {
   static final Set<String> REPLAYED_AS_KEYS = Set.of("index", "message_id", "transaction_id", "queueName", "status",
       "offset");
 
+  @NodeFixture
   static TestNode node;
-
-  @BeforeAll
-  static void start() {
-    node = TestNode.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    node.close();
-  }
 
   static Reply retry(String pid, String txn) {
     return node.post("/api/v1/messages/" + pid + "/" + txn + "/retry", "{}");
@@ -94,7 +85,7 @@ class MessageRetryIT {
     Wire.pushOne(node, q, null, new JsonObject().put("k", 1), "shared");
     String pid = Wire.partitionId(q, "Default");
     Wire.failUnder(node, NONE, q, null, "shared", "older", "boom-older");
-    Thread.sleep(20);
+    Wire.awaitClockPastNewestDlq(pid);
     Wire.failUnder(node, NONE, q, null, "shared", "newer", "boom-newer");
     var rows = Wire.dlqRows(pid);
     assertThat(rows).extracting(x -> x.get("consumer_group")).as("failed_at DESC").containsExactly("newer", "older");

@@ -2,13 +2,13 @@ package io.queenvertx.messages;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.queenvertx.testing.NodeFixture;
 import io.queenvertx.testing.TestNode;
 import io.queenvertx.testing.TestNode.Reply;
+import io.queenvertx.testing.Wire;
 import io.vertx.core.json.JsonObject;
 import java.util.Map;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -18,17 +18,8 @@ import org.junit.jupiter.api.Test;
 class MessageTenancyIT {
   static final String HEADER = "x-queen-tenant";
 
+  @NodeFixture(env = {"QUEEN_TENANCY_HEADER=true", "QUEEN_KV_TRUSTED_PROXY=true"})
   static TestNode node;
-
-  @BeforeAll
-  static void start() {
-    node = TestNode.start(Map.of("QUEEN_TENANCY_HEADER", "true", "QUEEN_KV_TRUSTED_PROXY", "true"));
-  }
-
-  @AfterAll
-  static void stop() {
-    node.close();
-  }
 
   static Map<String, String> tenant(String id) {
     return Map.of(HEADER, id);

@@ -88,17 +88,23 @@ class RedriveIT {
       String q = deadLetters(node, 1000);
       String dst = "rd-cancel-" + UUID.randomUUID();
       String id = start(node, q, dst, 100).getString("taskId");
-      Thread.sleep(2000);
+      // cancel once the task is seen moving (100 per second: far from done)
+      Awaitility.await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50))
+          .until(() -> node.get("/api/v1/dlq/redrive/" + id).json().getLong("moved") >= 50);
       var cancelled = node.post("/api/v1/dlq/redrive/" + id + "/cancel", "{}").json();
       assertThat(cancelled.getString("status")).isEqualTo("cancelled");
-      Thread.sleep(1000);
-      var task = node.get("/api/v1/dlq/redrive/" + id).json();
-      long moved = task.getLong("moved");
+      // the batch in flight may still land: wait until what it reports, what left the DLQ and what landed agree
+      Awaitility.await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100)).until(() -> {
+        long m = node.get("/api/v1/dlq/redrive/" + id).json().getLong("moved");
+        return m + dlqRows(q) == 1000 && frames(dst) == m;
+      });
+      long moved = node.get("/api/v1/dlq/redrive/" + id).json().getLong("moved");
       assertThat(moved).isBetween(50L, 900L);
       assertThat(moved + dlqRows(q)).isEqualTo(1000);
       assertThat(frames(dst)).isEqualTo(moved);
-      Thread.sleep(500);
-      assertThat(node.get("/api/v1/dlq/redrive/" + id).json().getLong("moved")).as("stopped").isEqualTo(moved);
+      // stopped: the count stays put for a further half second
+      Awaitility.await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(2))
+          .until(() -> node.get("/api/v1/dlq/redrive/" + id).json().getLong("moved") == moved);
     }
   }
 

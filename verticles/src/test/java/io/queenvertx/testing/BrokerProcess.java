@@ -59,19 +59,20 @@ public final class BrokerProcess implements AutoCloseable {
 
   private void awaitHealthy(Duration max) throws Exception {
     var http = TestNode.HTTP;
-    long deadline = System.nanoTime() + max.toNanos();
-    while (System.nanoTime() < deadline) {
-      if (!process.isAlive()) throw new IllegalStateException("node died at boot:\n" + Files.readString(log));
-      try {
-        var r = http.send(HttpRequest.newBuilder(URI.create(baseUrl() + "/health")).timeout(Duration.ofSeconds(2))
-            .build(), HttpResponse.BodyHandlers.ofString());
-        if (r.statusCode() == 200) return;
-      } catch (Exception e) {
-        // not listening yet
-      }
-      Thread.sleep(200);
+    try {
+      org.awaitility.Awaitility.await().atMost(max).pollInterval(Duration.ofMillis(200)).until(() -> {
+        if (!process.isAlive()) return true;
+        try {
+          return http.send(HttpRequest.newBuilder(URI.create(baseUrl() + "/health")).timeout(Duration.ofSeconds(2))
+              .build(), HttpResponse.BodyHandlers.ofString()).statusCode() == 200;
+        } catch (java.io.IOException e) {
+          return false; // not listening yet
+        }
+      });
+    } catch (org.awaitility.core.ConditionTimeoutException e) {
+      throw new IllegalStateException("node not healthy in " + max + ":\n" + Files.readString(log));
     }
-    throw new IllegalStateException("node not healthy in " + max + ":\n" + Files.readString(log));
+    if (!process.isAlive()) throw new IllegalStateException("node died at boot:\n" + Files.readString(log));
   }
 
   public String baseUrl() {

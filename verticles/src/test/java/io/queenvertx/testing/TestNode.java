@@ -125,6 +125,19 @@ public final class TestNode implements AutoCloseable {
     }
   }
 
+  /**
+   * The value of one sample of the node's Prometheus exposition ({@code /metrics/prometheus}), e.g.
+   * {@code queen_parked_long_polls}; the name must match the whole series (labels included). Fails when absent.
+   */
+  public double metric(String series) {
+    Reply r = get("/metrics/prometheus");
+    if (r.status() != 200) throw new IllegalStateException("metrics answered " + r.status() + ": " + r.body());
+    for (String line : r.body().split("\n")) {
+      if (line.startsWith(series + " ")) return Double.parseDouble(line.substring(series.length() + 1).trim());
+    }
+    throw new IllegalStateException("no sample " + series + " in the exposition");
+  }
+
   @Override
   public void close() {
     node.close();
