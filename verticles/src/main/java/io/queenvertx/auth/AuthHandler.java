@@ -1,7 +1,6 @@
 package io.queenvertx.auth;
 
 import io.queenvertx.boot.Config;
-import io.queenvertx.http.ApiError;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpMethod;
@@ -99,7 +98,7 @@ public final class AuthHandler implements Handler<RoutingContext> {
     }
     String path = routedPath(ctx);
     if (path == null) {
-      ctx.fail(ApiError.of(400, "path is not in canonical form"));
+      ctx.fail(new AuthRefused(400, "path is not in canonical form"));
       return;
     }
     check(ctx, AccessLevel.of(ctx.request().method(), path), path);
@@ -122,12 +121,12 @@ public final class AuthHandler implements Handler<RoutingContext> {
       Set<AccessLevel.Role> roles = ctx.get(ROLES);
       if (roles != null) {
         if (level.satisfiedBy(roles)) ctx.next();
-        else ctx.fail(ApiError.of(403, "Insufficient permissions"));
+        else ctx.fail(new AuthRefused(403, "Insufficient permissions"));
         return;
       }
       String path = routedPath(ctx);
       if (path == null) {
-        ctx.fail(ApiError.of(400, "path is not in canonical form"));
+        ctx.fail(new AuthRefused(400, "path is not in canonical form"));
         return;
       }
       check(ctx, level, path);
@@ -141,7 +140,7 @@ public final class AuthHandler implements Handler<RoutingContext> {
     }
     Decision d = authorize(level, ctx.request().getHeader("Authorization"));
     if (!d.allowed()) {
-      ctx.fail(ApiError.of(d.status(), d.error()));
+      ctx.fail(new AuthRefused(d.status(), d.error()));
       return;
     }
     if (d.roles() != null) ctx.put(ROLES, d.roles());

@@ -2,7 +2,8 @@ package io.queenvertx.bus;
 
 /**
  * Every event-bus address of a node, in one place. Requests are served by {@code localConsumer}s on the node that
- * received them; only the announcements ({@link #LANDED}, {@link #QUEUE_CHANGED}) are published cluster-wide.
+ * received them; only the announcements ({@link #LANDED}, {@link #QUEUE_CHANGED}, {@link #MAINTENANCE_CHANGED},
+ * {@link #WEBHOOK_CHANGED}) are published cluster-wide.
  */
 public final class Addresses {
   private Addresses() {}
@@ -14,8 +15,10 @@ public final class Addresses {
   /** log writer: spool statistics, replied with {@code {"bufferedMessages","bufferHealthy"}}. */
   public static final String SPOOL_STATS = "queen.log.spool.stats";
   /**
-   * Published cluster-wide when a maintenance switch changes: {@code {"maintenance":bool,"popMaintenance":bool}};
-   * every node updates its flags (the database row is the source of truth, re-read periodically).
+   * Published cluster-wide when a maintenance switch changes, one switch per message, keyed by its
+   * {@code queen.system_state} key: {@code {"maintenance_mode":bool}} (push) or {@code {"pop_maintenance_mode":bool}}
+   * (pop). Every node sets the flag named by the key it finds; the database row stays the source of truth, re-read
+   * every {@code QUEEN_CACHE_REFRESH_INTERVAL_MS}.
    */
   public static final String MAINTENANCE_CHANGED = "queen.maintenance.changed";
   /** consumer: a {@code PopCommand}, replied with a {@code PopResult}. */
@@ -33,7 +36,8 @@ public final class Addresses {
   public static final String WEBHOOK_CHANGED = "queen.webhook.changed";
   /** redrive runner: claim a waiting task now (sent after a task is created). */
   public static final String REDRIVE_NUDGE = "queen.dlq.redrive.nudge";
-  /** segment decoder (worker): a {@code DecodeRequest}, replied with a {@code DecodedSegment}. */
+  /** segment decoder (worker): a {@code DecodeRequest}, replied with {@code DecodedFrames} (or
+   * {@code DecodedFrames.GONE} when the segment no longer exists). */
   public static final String DECODE = "queen.decoder.decode";
   /** DLQ mover: a {@code DlqMoveCommand}, replied with the verdict. */
   public static final String DLQ_MOVE = "queen.dlq.move";

@@ -1,5 +1,6 @@
 package io.queenvertx.http;
 
+import io.queenvertx.auth.AuthRefused;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.DecodeException;
@@ -52,6 +53,7 @@ public final class ErrorContract {
   /** The router's failure handler: every failed context ends here. */
   public static void onFailure(RoutingContext ctx) {
     Throwable f = ctx.failure();
+    if (f instanceof AuthRefused r) f = ApiError.of(r.status(), r.getMessage());
     var resp = ctx.response();
     if (resp.ended() || resp.closed()) return;
     if (WebhookRoutes.isV1(routedPath(ctx))) {

@@ -3,9 +3,17 @@ package io.queenvertx.metrics;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.io.IOException;
+import java.lang.management.BufferPoolMXBean;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.OptionalLong;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
@@ -74,5 +82,115 @@ public final class BrokerMetrics {
 
   public long uptimeSeconds() {
     return (System.currentTimeMillis() - startedAt) / 1000;
+  }
+
+  /** Push, pop and ack requests handled by this node since it started. */
+  public long requestsTotal() {
+    return (long) (pushRequests.count() + popRequests.count() + ackRequests.count());
+  }
+
+  /** Messages pushed, delivered by pop and acked (successfully) by this node since it started. */
+  public long messagesTotal() {
+    return (long) (pushedMessages.count() + poppedMessages.count() + ackedMessages.count());
+  }
+
+  private final RateWindow requestRate = new RateWindow(startedAt);
+  private final RateWindow messageRate = new RateWindow(startedAt);
+
+  /** {@link #requestsTotal()} per second over about the last minute (since the start when the node is younger). */
+  public double requestRate() {
+    return requestRate.perSecond(requestsTotal(), System.currentTimeMillis());
+  }
+
+  /** {@link #messagesTotal()} per second over about the last minute (since the start when the node is younger). */
+  public double messageRate() {
+    return messageRate.perSecond(messagesTotal(), System.currentTimeMillis());
+  }
+
+  /**
+   * Sum of a Vert.x pool gauge over this node's SQL client pools, as vertx-micrometer-metrics records it
+   * ({@code vertx.pool.queue.pending}: requests waiting for a connection; {@code vertx.pool.in.use}: connections
+   * lent out). Empty when no such series is registered (metrics off).
+   */
+  public OptionalLong sqlPoolGauge(String name) {
+    var meters = registry.find(name).tag("pool_type", "sql").meters();
+    if (meters.isEmpty()) return OptionalLong.empty();
+    double sum = 0;
+    for (Meter meter : meters) {
+      for (var m : meter.measure()) sum += m.getValue();
+    }
+    return OptionalLong.of(Math.round(sum));
+  }
+
+  /**
+   * Resident set size of this process in bytes, from {@code VmRSS} in {@code /proc/self/status}; empty where that
+   * file is not there (not Linux). Reads a file: call it off the event loop.
+   */
+  public static OptionalLong residentSetBytes() {
+    try {
+      for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+        if (line.startsWith("VmRSS:")) {
+          String kb = line.substring(6).trim().split("\\s+")[0];
+          return OptionalLong.of(Long.parseLong(kb) * 1024);
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      // not Linux, or an unexpected layout: the field is left out
+    }
+    return OptionalLong.empty();
+  }
+
+  /**
+   * CPU time this process spent in user and in kernel mode, in microseconds, from fields 14 and 15 (utime, stime,
+   * in clock ticks of 1/100 s) of {@code /proc/self/stat}; null where that file is not there. Reads a file: call it
+   * off the event loop.
+   */
+  public static long[] cpuMicros() {
+    try {
+      String stat = Files.readString(Path.of("/proc/self/stat"));
+      // the command name (field 2) is in parentheses and may hold spaces: count fields after its closing paren
+      String[] f = stat.substring(stat.lastIndexOf(')') + 2).trim().split("\\s+");
+      // f[0] is field 3 (state), so utime (field 14) is f[11] and stime (field 15) is f[12]
+      return new long[] {Long.parseLong(f[11]) * 10_000L, Long.parseLong(f[12]) * 10_000L};
+    } catch (IOException | RuntimeException e) {
+      return null;
+    }
+  }
+
+  /** Bytes held by the JVM's direct and mapped NIO buffers (memory outside the heap). */
+  public static long bufferPoolBytes() {
+    long sum = 0;
+    for (BufferPoolMXBean b : ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class)) {
+      sum += Math.max(0, b.getMemoryUsed());
+    }
+    return sum;
+  }
+
+  /**
+   * A per-second rate of a growing total over a sliding window of about a minute. A reading is kept as a sample when
+   * the last kept one is a second old or more; the oldest kept sample is the newest one at least {@link #WINDOW_MS} old (or the start), so the rate spans at
+   * least a minute once the node is that old.
+   */
+  static final class RateWindow {
+    static final long WINDOW_MS = 60_000;
+    private final ArrayDeque<long[]> samples = new ArrayDeque<>();
+
+    RateWindow(long startedAt) {
+      samples.add(new long[] {startedAt, 0});
+    }
+
+    synchronized double perSecond(long total, long now) {
+      // at most one sample a second: the window holds about sixty whatever the polling rate
+      if (now - samples.peekLast()[0] >= 1000) samples.addLast(new long[] {now, total});
+      while (samples.size() > 2) {
+        var it = samples.iterator();
+        it.next();
+        if (it.next()[0] > now - WINDOW_MS) break;
+        samples.removeFirst();
+      }
+      long[] first = samples.peekFirst();
+      long span = now - first[0];
+      return span <= 0 ? 0.0 : (total - first[1]) * 1000.0 / span;
+    }
   }
 }

@@ -60,4 +60,54 @@ class MetricsIT {
     assertThat(j.fieldNames()).contains("uptime", "requests", "messages", "database", "memory", "cpu");
     assertThat(j.getJsonObject("database").getInteger("poolSize")).isEqualTo(16);
   }
+
+  /** Every field of /metrics comes from a source: no field is a constant, the ones we cannot compute are absent. */
+  /** VmRSS of this JVM (the test node runs in it), in bytes. */
+  static long vmRss() throws Exception {
+    for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/self/status"))) {
+      if (line.startsWith("VmRSS:")) return Long.parseLong(line.substring(6).trim().split("\\s+")[0]) * 1024;
+    }
+    throw new AssertionError("no VmRSS line");
+  }
+
+  @Test
+  void metricsJsonFieldsAreComputed() throws Exception {
+    var before = node.get("/metrics").json();
+    String q = "metrics-json-" + UUID.randomUUID();
+    for (int i = 0; i < 5; i++) {
+      assertThat(node.post("/api/v1/push", new JsonObject().put("items", new JsonArray()
+          .add(new JsonObject().put("queue", q).put("payload", i)).add(new JsonObject().put("queue", q)
+              .put("payload", -i)))).status()).isEqualTo(201);
+    }
+    long rssLow = vmRss();
+    var j = node.get("/metrics").json();
+    long rssHigh = vmRss();
+    // counters: 5 push requests carrying 10 messages since the first read, and a rate that saw them
+    assertThat(j.getJsonObject("requests").getLong("total"))
+        .isGreaterThanOrEqualTo(before.getJsonObject("requests").getLong("total") + 5);
+    assertThat(j.getJsonObject("messages").getLong("total"))
+        .isGreaterThanOrEqualTo(before.getJsonObject("messages").getLong("total") + 10);
+    assertThat(j.getJsonObject("requests").getDouble("rate")).isGreaterThan(0.0);
+    assertThat(j.getJsonObject("messages").getDouble("rate")).isGreaterThan(0.0);
+    // memory: RSS is the process's resident memory, which holds the used heap and more; external is NIO buffers
+    var mem = j.getJsonObject("memory");
+    assertThat(mem.getLong("rss")).isGreaterThan(mem.getLong("heapUsed"))
+        .isBetween(rssLow * 9 / 10, rssHigh * 11 / 10);
+    assertThat(mem.getLong("heapTotal")).isGreaterThanOrEqualTo(mem.getLong("heapUsed"));
+    assertThat(mem.getLong("heapUsed")).isGreaterThan(0L);
+    assertThat(mem.fieldNames()).contains("external").doesNotContain("arrayBuffers");
+    // CPU: this JVM has spent time in user mode, and user + system never goes backwards
+    var cpu = j.getJsonObject("cpu");
+    var cpu0 = before.getJsonObject("cpu");
+    assertThat(cpu.getLong("user")).isGreaterThan(0L);
+    assertThat(cpu.getLong("user") + cpu.getLong("system"))
+        .isGreaterThanOrEqualTo(cpu0.getLong("user") + cpu0.getLong("system"));
+    // database: the Vert.x pool's own gauges, matching the Prometheus series of the same pool; no idle count
+    var db = j.getJsonObject("database");
+    assertThat(db.fieldNames()).contains("waitingRequests", "activeConnections").doesNotContain("idleConnections");
+    assertThat(db.getLong("activeConnections")).isBetween(0L, 16L);
+    var samples = parse(node.get("/metrics/prometheus").body());
+    assertThat(samples.keySet()).anyMatch(k -> k.startsWith("vertx_pool_queue_pending") && k.contains("sql"));
+    assertThat(samples.keySet()).anyMatch(k -> k.startsWith("vertx_pool_in_use") && k.contains("sql"));
+  }
 }
