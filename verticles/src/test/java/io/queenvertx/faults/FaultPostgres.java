@@ -52,9 +52,9 @@ final class FaultPostgres implements AutoCloseable {
         .setServerConfig("listen_addresses", "127.0.0.1")
         .setServerConfig("max_connections", "100")
         .setServerConfig("shared_buffers", "64MB")
-        // Process crashes keep the OS page cache, so fsync off changes nothing the suite can observe; it spares the
-        // shared disk. The suite does not simulate power loss.
-        .setServerConfig("fsync", "off")
+        // as a production server: every commit the broker reports is flushed before it answers
+        .setServerConfig("fsync", "on")
+        .setServerConfig("synchronous_commit", "on")
         .start();
   }
 

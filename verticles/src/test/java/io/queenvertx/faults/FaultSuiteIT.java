@@ -68,12 +68,15 @@ class FaultSuiteIT {
     long t0 = System.nanoTime();
     try (var broker = new FaultBroker(home.resolve("kill9"), pg.port())) {
       broker.start(true);
+      phase(t0, "1: broker up, producers start");
       PushLoad load = PushLoad.start(broker.baseUrl(), q, "k9", PLAN.load());
       try {
         awaitAtLeast("warm-up", load::acknowledgedCount, PLAN.warmupItems());
         for (int c = 0; c < PLAN.crashes(); c++) {
           broker.kill9();
+          phase(t0, "1: broker killed (SIGKILL) after " + load.acknowledgedCount() + " acknowledged items");
           broker.start(true);
+          phase(t0, "1: broker restarted");
           awaitAtLeast("acknowledged after restart " + (c + 1), load::queued, load.queued() + PLAN.itemsPerFault());
         }
       } finally {
@@ -95,6 +98,7 @@ class FaultSuiteIT {
     List<String> notes = new ArrayList<>();
     try (var broker = new FaultBroker(home.resolve("pgrestart"), pg.port())) {
       broker.start(true);
+      phase(t0, "2: broker up, producers start");
       PushLoad load = PushLoad.start(broker.baseUrl(), q, "pr", PLAN.load());
       try {
         awaitAtLeast("warm-up", load::acknowledgedCount, PLAN.warmupItems());
@@ -105,6 +109,7 @@ class FaultSuiteIT {
             else pg.stopFast();
             pg.start();
             long up = System.nanoTime();
+            phase(t0, "2: PostgreSQL " + (immediate ? "immediate" : "fast") + " restart done");
             long queuedAtStart = load.queued();
             awaitAtLeast("first queued after the restart", load::queued, queuedAtStart + 1);
             long riding = System.nanoTime();
@@ -130,12 +135,15 @@ class FaultSuiteIT {
     long t0 = System.nanoTime();
     try (var broker = new FaultBroker(home.resolve("outage"), pg.port())) {
       broker.start(true);
+      phase(t0, "3a: broker up, producers start");
       PushLoad load = PushLoad.start(broker.baseUrl(), q, "so", PLAN.load());
       try {
         awaitAtLeast("warm-up", load::acknowledgedCount, PLAN.warmupItems());
         pg.stopFast();
+        phase(t0, "3a: PostgreSQL stopped");
         outage(PLAN.outage(), load);
         pg.start();
+        phase(t0, "3a: PostgreSQL started, " + load.buffered() + " items answered buffered so far");
         awaitAtLeast("queued after PostgreSQL is back", load::queued, load.queued() + PLAN.afterItems());
       } finally {
         load.close();
@@ -154,16 +162,21 @@ class FaultSuiteIT {
     long t0 = System.nanoTime();
     try (var broker = new FaultBroker(home.resolve("outage-restart"), pg.port())) {
       broker.start(true);
+      phase(t0, "3b: broker up, producers start");
       PushLoad load = PushLoad.start(broker.baseUrl(), q, "sr", PLAN.load());
       try {
         awaitAtLeast("warm-up", load::acknowledgedCount, PLAN.warmupItems());
         pg.stopFast();
+        phase(t0, "3b: PostgreSQL stopped");
         Duration half = PLAN.restartOutage().dividedBy(2);
         outage(half, load);
         broker.stop();
+        phase(t0, "3b: broker stopped (SIGTERM) with " + load.buffered() + " items answered buffered");
         broker.start(false);
+        phase(t0, "3b: broker started without its database");
         outage(half, load);
         pg.start();
+        phase(t0, "3b: PostgreSQL started, " + load.buffered() + " items answered buffered so far");
         awaitAtLeast("queued after PostgreSQL is back", load::queued, load.queued() + PLAN.afterItems());
       } finally {
         load.close();
@@ -187,6 +200,11 @@ class FaultSuiteIT {
         .until(() -> System.nanoTime() >= end && load.buffered() > before);
   }
 
+  /** One line per phase with the seconds since the scenario began, so a slow run shows where its time went. */
+  private static void phase(long t0, String what) {
+    System.out.printf("[faults] %6.1f s  %s%n", (System.nanoTime() - t0) / 1e9, what);
+  }
+
   private static void awaitAtLeast(String what, LongSupplier value, long target) {
     Awaitility.await(what + " (" + target + ")").atMost(PHASE_LIMIT).pollInterval(Duration.ofMillis(100))
         .until(() -> value.getAsLong() >= target);
@@ -198,6 +216,7 @@ class FaultSuiteIT {
    */
   private static Row settleAndCount(String scenario, FaultBroker broker, String q, PushLoad load, long t0,
                                     String notes) throws Exception {
+    phase(t0, scenario + ": producers stopped; waiting for the spool to empty");
     try {
       Awaitility.await("spool of " + scenario + " empty").atMost(PLAN.drainTimeout())
           .pollInterval(Duration.ofMillis(500))
@@ -207,6 +226,7 @@ class FaultSuiteIT {
           + broker.lastLog());
       throw e;
     }
+    phase(t0, scenario + ": spool empty; popping everything");
     Census census = Census.popAll(broker.baseUrl(), q, "faults", PLAN.drainTimeout());
     var row = Row.of(scenario, load, census, System.nanoTime() - t0, broker.spoolFailedEvents(), notes);
     TABLE.add(row.line());

@@ -81,11 +81,15 @@ final class PushLoad implements AutoCloseable {
     } catch (Exception e) {
       // connection refused or cut, timeout: no promise was made
     }
-    for (int i = 0; i < txns.size(); i++) {
-      String status = answer != null && i < answer.size() && answer.getValue(i) instanceof JsonObject o
-          ? o.getString("status", "") : "";
-      record(txns.get(i), status);
+    Map<String, String> byTxn = new java.util.HashMap<>();
+    if (answer != null) {
+      for (int i = 0; i < answer.size(); i++) {
+        if (answer.getValue(i) instanceof JsonObject o && o.getString("transaction_id") != null) {
+          byTxn.put(o.getString("transaction_id"), o.getString("status", ""));
+        }
+      }
     }
+    for (String txn : txns) record(txn, byTxn.getOrDefault(txn, ""));
   }
 
   private static JsonArray parseArray(String body) {
