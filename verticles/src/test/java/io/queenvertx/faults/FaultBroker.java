@@ -128,15 +128,15 @@ final class FaultBroker implements AutoCloseable {
   }
 
   /**
-   * Events the spool gave up on: records in files under {@code spool/failed/} (the spool's own format, a little-endian
-   * u32 length before each JSON record). Diagnostic only: 0 when there is no such folder.
+   * Events the spool gave up on: records in {@code .buf} files under {@code spool/failed/} (the spool's own format, a
+   * little-endian u32 length before each JSON record). Diagnostic only: 0 when there is no such folder.
    */
   long spoolFailedEvents() throws IOException {
     Path failed = spoolDir().resolve("failed");
     if (!Files.isDirectory(failed)) return 0;
     long n = 0;
     try (var files = Files.list(failed)) {
-      for (Path f : files.toList()) {
+      for (Path f : files.filter(x -> x.getFileName().toString().endsWith(".buf")).toList()) {
         var b = java.nio.ByteBuffer.wrap(Files.readAllBytes(f)).order(java.nio.ByteOrder.LITTLE_ENDIAN);
         while (b.remaining() >= 4) {
           int len = b.getInt();

@@ -28,10 +28,10 @@ record FaultPlan(String name, Load load, int warmupItems, int crashes, int items
   static FaultPlan current() {
     String mode = System.getProperty("queen.faults", "short").trim();
     if (mode.equalsIgnoreCase("long")) {
-      return new FaultPlan("long", new Load(8, 5, 40, 8), 5_000, 4, 10_000, 3, Duration.ofSeconds(120),
-          Duration.ofSeconds(60), 3_000, Duration.ofMinutes(10));
+      return new FaultPlan("long", new Load(6, 4, 60, 8), 3_000, 4, 5_000, 3, Duration.ofSeconds(120),
+          Duration.ofSeconds(60), 2_000, Duration.ofMinutes(10));
     }
-    return new FaultPlan("short", new Load(4, 4, 50, 4), 1_000, 1, 1_500, 1, Duration.ofSeconds(30),
+    return new FaultPlan("short", new Load(4, 4, 50, 4), 600, 1, 1_000, 1, Duration.ofSeconds(30),
         Duration.ofSeconds(20), 500, Duration.ofMinutes(3));
   }
 }
