@@ -28,7 +28,7 @@ final class FaultBroker implements AutoCloseable {
   private final Path home;
   private final int port;
   private final int pgPort;
-  private Process process;
+  private volatile Process process;
   private int starts;
 
   FaultBroker(Path home, int pgPort) throws IOException {
@@ -36,6 +36,11 @@ final class FaultBroker implements AutoCloseable {
     this.port = TestNode.freePort();
     this.pgPort = pgPort;
     Files.createDirectories(home);
+    // a test JVM that is itself stopped must not leave a broker running
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      Process p = process;
+      if (p != null) p.destroyForcibly();
+    }, "fault-broker-reaper"));
   }
 
   String baseUrl() {

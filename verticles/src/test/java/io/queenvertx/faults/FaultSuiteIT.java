@@ -10,11 +10,13 @@ import java.util.List;
 import java.util.function.LongSupplier;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -54,10 +56,21 @@ class FaultSuiteIT {
     System.out.println(out);
   }
 
+  private int rowsBefore;
+
   /** A scenario that failed midway must not leave the next one without its database. */
   @BeforeEach
   void postgresUp() throws Exception {
     pg.start();
+    rowsBefore = TABLE.size();
+  }
+
+  /** A scenario that ended before its counts still gets a row, so the table shows it did not finish. */
+  @AfterEach
+  void rowForAnUnfinishedScenario(TestInfo test) {
+    if (TABLE.size() == rowsBefore) {
+      TABLE.add(String.format("%-26s | did not finish: see the failure above", test.getDisplayName()));
+    }
   }
 
   /** Scenario 1: the broker is killed with SIGKILL under push load and started again on the same spool. */
