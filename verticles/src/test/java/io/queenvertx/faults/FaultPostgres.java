@@ -76,7 +76,8 @@ final class FaultPostgres implements AutoCloseable {
   synchronized void stopImmediate() throws Exception {
     if (server == null) return;
     long pid = postmasterPid();
-    new ProcessBuilder("kill", "-QUIT", Long.toString(pid)).inheritIO().start().waitFor(10, TimeUnit.SECONDS);
+    // the shell's own kill, so no procps package is needed
+    new ProcessBuilder("sh", "-c", "kill -QUIT " + pid).inheritIO().start().waitFor(10, TimeUnit.SECONDS);
     var handle = ProcessHandle.of(pid);
     if (handle.isPresent()) handle.get().onExit().get(30, TimeUnit.SECONDS);
     // Releases zonky's folder lock; its own pg_ctl stop finds no server and only logs that.
