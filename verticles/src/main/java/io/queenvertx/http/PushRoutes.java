@@ -19,6 +19,8 @@ import java.util.List;
 final class PushRoutes {
   static final String DEFAULT_PARTITION = "Default";
   static final int MAX_TXN_BYTES = 65535;
+  /** {@code queues.name} is {@code varchar(255)}; partition names are held to the same length. */
+  static final int MAX_NAME_CHARS = 255;
 
   private PushRoutes() {}
 
@@ -39,17 +41,47 @@ final class PushRoutes {
         .onFailure(ctx::fail);
   }
 
-  /** The per-item rules of API.md §5.3, shared by the HTTP body parser and the event-bus edge. */
+  /**
+   * The per-item rules of API.md §5.3, shared by the HTTP body parser, the event-bus edge and the transaction route.
+   * They are what the schema accepts, checked before anything is acknowledged (a {@code buffered} item must be one
+   * the database will take later): {@code queues.name} is {@code varchar(255)}, a partition name is held to the same
+   * 255 characters (it is a key of a unique btree index, whose rows have a size limit), PostgreSQL text takes no NUL
+   * and no unpaired surrogate, and a transaction id is at most 65535 UTF-8 bytes. One bad item rejects the whole
+   * request.
+   */
   static PushItem validated(String queue, String partition, String txn, byte[] payload, int i) {
+    if (queue == null) throw missing("queue");
+    if (payload == null) throw missing("payload");
     if (partition == null) partition = DEFAULT_PARTITION;
     if (hasControl(queue) || hasControl(partition) || (txn != null && hasControl(txn))) {
       throw ApiError.of(400,
           "bad body: control characters are not allowed in queue, partition or transactionId");
     }
+    text("queue", queue, i);
+    text("partition", partition, i);
+    if (txn != null) text("transactionId", txn, i);
+    if (queue.codePointCount(0, queue.length()) > MAX_NAME_CHARS) {
+      throw ApiError.of(400, "bad body: queue of item " + i + " exceeds the 255-character limit");
+    }
+    if (partition.codePointCount(0, partition.length()) > MAX_NAME_CHARS) {
+      throw ApiError.of(400, "bad body: partition of item " + i + " exceeds the 255-character limit");
+    }
     if (txn != null && txn.getBytes(StandardCharsets.UTF_8).length > MAX_TXN_BYTES) {
       throw ApiError.of(400, "bad body: transactionId of item " + i + " exceeds the 65535-byte limit");
     }
     return new PushItem(queue, partition, txn, payload);
+  }
+
+  /** An unpaired surrogate has no UTF-8 form: it would be stored as another name than the one sent. */
+  private static void text(String field, String s, int i) {
+    for (int k = 0; k < s.length(); k++) {
+      char c = s.charAt(k);
+      if (Character.isHighSurrogate(c) && k + 1 < s.length() && Character.isLowSurrogate(s.charAt(k + 1))) {
+        k++;
+      } else if (Character.isSurrogate(c)) {
+        throw ApiError.of(400, "bad body: " + field + " of item " + i + " is not valid Unicode (unpaired surrogate)");
+      }
+    }
   }
 
   static String requiredString(JsonObject o, String key) {

@@ -44,10 +44,10 @@ final class TransactionRoutes {
           if (op.getValue("items") instanceof JsonArray items) {
             for (Object i : items) {
               if (!(i instanceof JsonObject item)) throw refuse("every push item must be an object");
-              out.add(pushOp(item));
+              out.add(pushOp(item, out.size()));
             }
           } else {
-            out.add(pushOp(op));
+            out.add(pushOp(op, out.size()));
           }
         }
         case "ack" -> out.add(new TransactionCommand.Op(null, null, ackOp(op)));
@@ -61,7 +61,7 @@ final class TransactionRoutes {
     return new TransactionCommand(tenant, sub, out, leases);
   }
 
-  private static TransactionCommand.Op pushOp(JsonObject item) {
+  private static TransactionCommand.Op pushOp(JsonObject item, int index) {
     String queue;
     try {
       queue = PushRoutes.requiredString(item, "queue");
@@ -70,6 +70,9 @@ final class TransactionRoutes {
     }
     String partition = item.getValue("partition") instanceof String p ? p : PushRoutes.DEFAULT_PARTITION;
     String txn = item.getValue("transactionId") instanceof String t ? t : null;
+    if (item.getValue("transactionId") != null && txn == null) {
+      throw refuse("bad body: invalid type for `transactionId`, expected a string");
+    }
     Object payload = item.containsKey("payload") ? item.getValue("payload")
         : item.containsKey("data") ? item.getValue("data") : new JsonObject();
     UUID trace = null;
@@ -80,8 +83,14 @@ final class TransactionRoutes {
         throw refuse("traceId must be a UUID, got `" + t + "`");
       }
     }
-    return new TransactionCommand.Op(
-        new PushItem(queue, partition, txn, Json.encodeToBuffer(payload).getBytes()), trace, null);
+    PushItem pushed;
+    try {
+      // the same per-item rules as /push: nothing of a request with a bad item reaches the database
+      pushed = PushRoutes.validated(queue, partition, txn, Json.encodeToBuffer(payload).getBytes(), index);
+    } catch (ApiError e) {
+      throw refuse(e.getMessage());
+    }
+    return new TransactionCommand.Op(pushed, trace, null);
   }
 
   private static AckItem ackOp(JsonObject op) {

@@ -49,7 +49,9 @@ public final class LogWriterVerticle extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(LogWriterVerticle.class);
   static final int MAX_FRAMES_PER_SEGMENT = 1000;
   static final int MAX_DUPLICATE_RETRIES = 3;
-  static final int MAX_DRAIN_FAILURES = 20;
+  /** The spool drain's wait after a failed replay: doubles from the first to the cap, back to none on progress. */
+  static final long DRAIN_BACKOFF_FIRST_MS = 100;
+  static final long DRAIN_BACKOFF_MAX_MS = 5_000;
   /** A warm-up reads the window's log_txns rows in pages of this many; it gives up past WARM_MAX_ROWS rows. */
   static final int WARM_PAGE_ROWS = 4096;
   static final int WARM_MAX_ROWS = 1_000_000;
@@ -105,6 +107,8 @@ public final class LogWriterVerticle extends VerticleBase {
     final boolean fromSpool;
     final PushOutcome[] out;
     final int[] leaderOf;
+    /** A spool replay's items that failed: why (the write's error), or null when the reason was not a write error. */
+    final Throwable[] causes;
     int outstanding;
 
     Request(PushCommand cmd, java.util.function.Consumer<List<PushOutcome>> done, boolean fromSpool) {
@@ -113,6 +117,7 @@ public final class LogWriterVerticle extends VerticleBase {
       this.fromSpool = fromSpool;
       this.out = new PushOutcome[cmd.items().size()];
       this.leaderOf = new int[cmd.items().size()];
+      this.causes = fromSpool ? new Throwable[cmd.items().size()] : null;
     }
   }
 
@@ -148,6 +153,11 @@ public final class LogWriterVerticle extends VerticleBase {
   private final Map<PartitionKey, Long> dedupSkipUntil = new HashMap<>();
   private Spool spool;
   private final Map<PartitionKey, ArrayList<Slot>> pending = new LinkedHashMap<>();
+  /**
+   * Spool replays wait here, apart from live pushes: a bundle holds one kind only, so a replay that fails never takes
+   * live pushes down with it (nor the other way round), and the drain learns which of its own events failed and why.
+   */
+  private final Map<PartitionKey, ArrayList<Slot>> spoolPending = new LinkedHashMap<>();
   private final Set<PartitionKey> inFlight = new HashSet<>();
   /** (tenant, queue, partition) to partition id, learned from results; a stale one makes SQL answer QSTALE. */
   private final Map<PartitionKey, UUID> knownPartitions = new LinkedHashMap<>(1024, 0.75f, true) {
@@ -157,6 +167,8 @@ public final class LogWriterVerticle extends VerticleBase {
     }
   };
   private int bundlesInFlight;
+  /** Spool-replay bundles among them: a replay gets a turn ahead of live pushes when it has none in flight. */
+  private int spoolBundlesInFlight;
   private boolean dispatchScheduled;
 
   public LogWriterVerticle(NodeContext node, Optional<EnvelopeCipher> cipher) {
@@ -172,8 +184,13 @@ public final class LogWriterVerticle extends VerticleBase {
     spool = new Spool(node.config().fileBufferDir(), node.config().fileBufferEventsPerFile());
     vertx.setPeriodic(Math.max(10, node.config().fileBufferFlushMs()), t -> drain());
     node.metrics().gauge("queen_file_buffer_pending", "push events waiting in this node's spool", spool::pendingEvents);
+    node.metrics().gauge("queen_file_buffer_failed",
+        "spooled push events the database refused, set aside in the spool's failed/ folder", spool::rejectedEvents);
+    node.metrics().gauge("queen_file_buffer_db_healthy", "1 while the spool can drain, 0 while its replays fail",
+        () -> bufferHealthy() ? 1 : 0);
     vertx.eventBus().<Object>localConsumer(Addresses.SPOOL_STATS, m -> m.reply(new JsonObject()
-        .put("bufferedMessages", spool.pendingEvents()).put("bufferHealthy", true)));
+        .put("bufferedMessages", spool.pendingEvents()).put("bufferHealthy", bufferHealthy())
+        .put("failedEvents", spool.rejectedEvents())));
     node.metrics().gauge("queen_dedup_cache_fingerprints", "transaction-id fingerprints in the push dedup cache",
         dedup::size);
     vertx.eventBus().<JsonObject>consumer(Addresses.QUEUE_CHANGED, m -> {
@@ -299,9 +316,14 @@ public final class LogWriterVerticle extends VerticleBase {
   private void enqueue(Request req, int index, Frame frame) {
     PushItem it = req.cmd.items().get(index);
     var key = new PartitionKey(req.cmd.tenant(), it.queue(), it.partition());
-    pending.computeIfAbsent(key, k -> new ArrayList<>()).add(new Slot(frame, TxnHash.of(frame.transactionId()), req,
-        index));
+    waiting(req).computeIfAbsent(key, k -> new ArrayList<>()).add(new Slot(frame, TxnHash.of(frame.transactionId()),
+        req, index));
     req.outstanding++;
+  }
+
+  /** Where a request's frames wait for a write: live pushes and spool replays never share a bundle. */
+  private Map<PartitionKey, ArrayList<Slot>> waiting(Request req) {
+    return req.fromSpool ? spoolPending : pending;
   }
 
   private void scheduleDispatch() {
@@ -314,15 +336,21 @@ public final class LogWriterVerticle extends VerticleBase {
     dispatchScheduled = false;
     while (bundlesInFlight < node.config().pushBundlesInFlight()) {
       List<PackedSegment> bundle = new ArrayList<>();
-      List<PartitionKey> taken = new ArrayList<>();
-      for (var e : pending.entrySet()) {
-        if (inFlight.contains(e.getKey())) continue;
-        taken.add(e.getKey());
-        if (taken.size() >= node.config().pushPartitionsPerBundle()) break;
+      // Live pushes first, but a waiting replay always has one bundle going, so steady traffic cannot starve it.
+      boolean replay = spoolBundlesInFlight == 0 && !spoolPending.isEmpty();
+      List<PartitionKey> taken = replay ? ready(spoolPending) : List.of();
+      if (taken.isEmpty()) {
+        replay = false;
+        taken = ready(pending);
+      }
+      if (taken.isEmpty()) {
+        replay = true;
+        taken = ready(spoolPending);
       }
       if (taken.isEmpty()) return;
+      Map<PartitionKey, ArrayList<Slot>> source = replay ? spoolPending : pending;
       for (PartitionKey key : taken) {
-        List<Slot> slots = pending.remove(key);
+        List<Slot> slots = source.remove(key);
         inFlight.add(key);
         List<Slot> leaders = dedupWithinFlush(slots);
         for (int from = 0; from < leaders.size(); from += MAX_FRAMES_PER_SEGMENT) {
@@ -330,8 +358,20 @@ public final class LogWriterVerticle extends VerticleBase {
         }
       }
       bundlesInFlight++;
-      write(bundle, taken);
+      if (replay) spoolBundlesInFlight++;
+      write(bundle, taken, replay);
     }
+  }
+
+  /** Up to a bundle's worth of partitions of {@code from} with no write in flight. */
+  private List<PartitionKey> ready(Map<PartitionKey, ArrayList<Slot>> from) {
+    List<PartitionKey> taken = new ArrayList<>();
+    for (var e : from.entrySet()) {
+      if (inFlight.contains(e.getKey())) continue;
+      taken.add(e.getKey());
+      if (taken.size() >= node.config().pushPartitionsPerBundle()) break;
+    }
+    return taken;
   }
 
   /** The first frame with a given hash leads the flush; the rest become its followers (ENGINE.md §3.2 layer 2). */
@@ -357,7 +397,7 @@ public final class LogWriterVerticle extends VerticleBase {
         dedup.claim(key, hashes), knownPartitions.get(key));
   }
 
-  private void write(List<PackedSegment> bundle, List<PartitionKey> keys) {
+  private void write(List<PackedSegment> bundle, List<PartitionKey> keys, boolean replay) {
     int n = bundle.size();
     UUID[] tenants = new UUID[n];
     String[] queues = new String[n];
@@ -399,7 +439,7 @@ public final class LogWriterVerticle extends VerticleBase {
             }
           } else if (ar.failed()) {
             log.warn("push write failed ({} segments): {}", n, ar.cause().getMessage());
-            for (PackedSegment s : bundle) spoolFailedWrite(s);
+            for (PackedSegment s : bundle) spoolFailedWrite(s, ar.cause());
           } else {
             Map<String, Landed> landed = new LinkedHashMap<>();
             int i = 0;
@@ -415,6 +455,7 @@ public final class LogWriterVerticle extends VerticleBase {
           }
           Future.join(followUps).onComplete(done -> {
             bundlesInFlight--;
+            if (replay) spoolBundlesInFlight--;
             inFlight.removeAll(keys);
             scheduleDispatch();
           });
@@ -432,7 +473,7 @@ public final class LogWriterVerticle extends VerticleBase {
       if (++s.attempts > MAX_DUPLICATE_RETRIES) resolveFailed(s);
       else again.add(s);
     }
-    if (!again.isEmpty()) pending.computeIfAbsent(key, k -> new ArrayList<>()).addAll(0, again);
+    if (!again.isEmpty()) waiting(again.get(0).owner).computeIfAbsent(key, k -> new ArrayList<>()).addAll(0, again);
   }
 
   private void forgetPartitions(String tenant, String queue) {
@@ -490,7 +531,9 @@ public final class LogWriterVerticle extends VerticleBase {
         retry.add(s);
       }
     }
-    if (!retry.isEmpty()) pending.computeIfAbsent(seg.key, k -> new ArrayList<>()).addAll(0, retry);
+    if (!retry.isEmpty()) {
+      waiting(retry.get(0).owner).computeIfAbsent(seg.key, k -> new ArrayList<>()).addAll(0, retry);
+    }
     return Future.join(lookups);
   }
 
@@ -616,13 +659,18 @@ public final class LogWriterVerticle extends VerticleBase {
 
   /**
    * A write that failed outright: its frames go to the spool and are answered {@code buffered} (ENGINE.md §9.5), or
-   * {@code failed} when the spool write fails too. A spool replay that fails keeps its file instead.
+   * {@code failed} when the spool write fails too. A spool replay that fails keeps its file instead, and is told why.
    */
-  private void spoolFailedWrite(PackedSegment seg) {
+  private void spoolFailedWrite(PackedSegment seg, Throwable cause) {
     List<Slot> toSpool = new ArrayList<>();
     for (Slot s : seg.slots) {
-      if (s.owner.fromSpool) resolveFailed(s);
-      else toSpool.add(s);
+      if (s.owner.fromSpool) {
+        s.owner.causes[s.index] = cause;
+        for (Slot f : s.flushFollowers) if (f.owner.causes != null) f.owner.causes[f.index] = cause;
+        resolveFailed(s);
+      } else {
+        toSpool.add(s);
+      }
     }
     if (toSpool.isEmpty()) return;
     List<Spool.Event> events = new ArrayList<>();
@@ -639,63 +687,214 @@ public final class LogWriterVerticle extends VerticleBase {
   }
 
   // ---- spool drain ------------------------------------------------------------------------------------------
+  //
+  // The oldest spool file is replayed until the database has taken every event of it. Events that land are cut out
+  // of the file at once. A transient failure (the database unreachable or busy) keeps the events and waits, 100 ms
+  // doubling to 5 s, for as long as it lasts, restarts included. A permanent one (the database rejects the data)
+  // splits the failed events in halves, replayed apart, until the event it rejects is alone: only that one is set
+  // aside into failed/, with the reason.
 
   private boolean draining;
+  /** Replays in a row that failed transiently; the spool is unhealthy while this is not zero. */
   private int drainFailures;
+  private long drainBackoffMs;
+  private long nextDrainAt;
+  /** The file being replayed, its events not yet landed nor set aside, and the batches to replay next. */
+  private java.nio.file.Path drainFile;
+  private List<Spool.Event> drainLeft;
+  private final java.util.ArrayDeque<List<Spool.Event>> drainPlan = new java.util.ArrayDeque<>();
 
-  /** Replays the oldest spool file while push maintenance is off; a file is deleted only when all of it landed. */
+  /** What became of one spooled event in a replay: landed, or failed with the write's error (null if none). */
+  private record Replayed(Spool.Event event, boolean landed, Throwable cause) {}
+
+  /** False while the spool cannot drain (its last replay failed transiently). */
+  private boolean bufferHealthy() {
+    return drainFailures == 0;
+  }
+
+  /**
+   * Whether this node has read the push-maintenance switch itself since it started: until then a spool left by a
+   * node stopped under maintenance must not be replayed (the boot read of the switch is not awaited by anyone).
+   */
+  private boolean switchRead;
+  private boolean switchReading;
+
+  private void readSwitch() {
+    if (switchReading) return;
+    switchReading = true;
+    node.pool().query("SELECT (value->>'enabled')::boolean FROM queen.system_state WHERE key = 'maintenance_mode'")
+        .execute().onComplete(ar -> {
+          switchReading = false;
+          if (ar.failed()) { // tried again on the next tick; meanwhile the spool cannot drain
+            if (spool.pendingEvents() > 0) drainFailures = Math.max(1, drainFailures);
+            return;
+          }
+          var it = ar.result().iterator();
+          boolean on = it.hasNext() && Boolean.TRUE.equals(it.next().getBoolean(0));
+          if (on) node.maintenance().setPush(true);
+          switchRead = true;
+        });
+  }
+
   private void drain() {
-    if (draining || node.maintenance().pushMaintenance()) return;
-    List<java.nio.file.Path> files;
-    List<Spool.Event> events;
-    try {
-      spool.rotate();
-      files = spool.sealed();
-      if (files.isEmpty()) return;
-      events = Spool.read(files.get(0));
-    } catch (Exception e) {
-      log.warn("spool drain could not read: {}", e.toString());
+    if (!switchRead) {
+      readSwitch();
       return;
     }
-    java.nio.file.Path file = files.get(0);
-    draining = true;
-    // One internal request per (tenant, producerSub): frames keep their stored (possibly encrypted) payload.
-    Map<String, List<Spool.Event>> byOrigin = new LinkedHashMap<>();
-    for (Spool.Event e : events) byOrigin.computeIfAbsent(e.tenant() + "\u001f" + e.producerSub(), k -> new ArrayList<>()).add(e);
-    List<Future<Boolean>> parts = new ArrayList<>();
-    for (List<Spool.Event> group : byOrigin.values()) {
-      var promise = io.vertx.core.Promise.<Boolean>promise();
-      parts.add(promise.future());
-      List<PushItem> items = new ArrayList<>(group.size());
-      for (Spool.Event e : group) items.add(new PushItem(e.queue(), e.partition(), e.transactionId(), e.payload()));
-      var cmd = new PushCommand(UUID.fromString(group.get(0).tenant()), group.get(0).producerSub(), items);
-      var req = new Request(cmd, out -> promise.complete(out.stream()
-          .allMatch(o -> "queued".equals(o.status()) || "duplicate".equals(o.status()))), true);
-      for (int i = 0; i < group.size(); i++) {
-        Spool.Event e = group.get(i);
-        enqueue(req, i, new Frame(UuidV7.next(), e.transactionId(), null, e.producerSub(), e.payload(), e.encrypted()));
-      }
-    }
-    scheduleDispatch();
-    Future.all(parts).onComplete(ar -> {
-      draining = false;
-      boolean landed = ar.succeeded() && ar.result().list().stream().allMatch(Boolean.TRUE::equals);
-      try {
-        if (landed) {
-          spool.delete(file, events.size());
+    if (draining || node.maintenance().pushMaintenance()) return;
+    if (System.currentTimeMillis() < nextDrainAt) return;
+    try {
+      if (drainFile == null) {
+        spool.rotate();
+        List<java.nio.file.Path> files = spool.sealed();
+        if (files.isEmpty()) {
           drainFailures = 0;
-          log.info("spool file {} replayed ({} events)", file.getFileName(), events.size());
-        } else if (++drainFailures >= MAX_DRAIN_FAILURES) {
-          spool.moveToFailed(file, events.size());
-          drainFailures = 0;
-          log.error("spool file {} failed {} replays; moved to failed/", file.getFileName(), MAX_DRAIN_FAILURES);
+          return;
         }
+        drainFile = files.get(0);
+        drainLeft = new ArrayList<>(Spool.read(drainFile));
+        drainPlan.clear();
+        if (!drainLeft.isEmpty()) drainPlan.add(new ArrayList<>(drainLeft));
+      }
+      if (drainPlan.isEmpty() && !drainLeft.isEmpty()) drainPlan.add(new ArrayList<>(drainLeft));
+      if (drainPlan.isEmpty()) {
+        spool.delete(drainFile, 0);
+        drainFile = null;
+        return;
+      }
+    } catch (Exception e) {
+      log.warn("spool drain could not read: {}", e.toString());
+      drainFile = null;
+      return;
+    }
+    List<Spool.Event> batch = drainPlan.pollFirst();
+    draining = true;
+    replay(batch).onComplete(ar -> {
+      draining = false;
+      try {
+        settle(batch, ar.succeeded() ? ar.result() : List.of());
       } catch (Exception e) {
         log.warn("spool bookkeeping failed: {}", e.toString());
+        drainFile = null; // read the file again from disk on the next tick
+        drainPlan.clear();
       }
     });
   }
 
+  /** Replays {@code batch}, one internal request per (tenant, producerSub); frames keep their stored payload. */
+  private Future<List<Replayed>> replay(List<Spool.Event> batch) {
+    Map<String, List<Spool.Event>> byOrigin = new LinkedHashMap<>();
+    for (Spool.Event e : batch) {
+      byOrigin.computeIfAbsent(e.tenant() + "\u001f" + e.producerSub(), k -> new ArrayList<>()).add(e);
+    }
+    List<Future<List<Replayed>>> parts = new ArrayList<>();
+    for (List<Spool.Event> group : byOrigin.values()) {
+      var promise = io.vertx.core.Promise.<List<Replayed>>promise();
+      parts.add(promise.future());
+      List<PushItem> items = new ArrayList<>(group.size());
+      for (Spool.Event e : group) items.add(new PushItem(e.queue(), e.partition(), e.transactionId(), e.payload()));
+      var cmd = new PushCommand(UUID.fromString(group.get(0).tenant()), group.get(0).producerSub(), items);
+      Request[] self = new Request[1];
+      self[0] = new Request(cmd, out -> {
+        List<Replayed> r = new ArrayList<>(out.size());
+        for (int i = 0; i < out.size(); i++) {
+          String st = out.get(i).status();
+          r.add(new Replayed(group.get(i), "queued".equals(st) || "duplicate".equals(st), self[0].causes[i]));
+        }
+        promise.complete(r);
+      }, true);
+      for (int i = 0; i < group.size(); i++) {
+        Spool.Event e = group.get(i);
+        enqueue(self[0], i, new Frame(UuidV7.next(), e.transactionId(), null, e.producerSub(), e.payload(),
+            e.encrypted()));
+      }
+    }
+    scheduleDispatch();
+    return Future.all(parts).map(all -> {
+      List<Replayed> r = new ArrayList<>(batch.size());
+      for (int i = 0; i < parts.size(); i++) r.addAll(parts.get(i).result());
+      return r;
+    });
+  }
+
+  /** Cuts what landed out of the file, sets aside what is rejected alone, and plans what is left. */
+  private void settle(List<Spool.Event> batch, List<Replayed> results) throws java.io.IOException {
+    Set<Spool.Event> done = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+    List<Spool.Event> retry = new ArrayList<>();
+    List<Replayed> rejected = new ArrayList<>();
+    Set<Spool.Event> seen = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+    for (Replayed r : results) {
+      seen.add(r.event());
+      if (r.landed()) done.add(r.event());
+      else if (permanent(r.cause())) rejected.add(r);
+      else retry.add(r.event());
+    }
+    for (Spool.Event e : batch) if (!seen.contains(e)) retry.add(e); // the replay itself failed
+    int landed = done.size();
+    List<List<Spool.Event>> halves = new ArrayList<>();
+    if (rejected.size() == 1) {
+      // Alone in its write and refused by the database: the one event it will never accept.
+      Replayed r = rejected.get(0);
+      String reason = reason(r.cause());
+      spool.reject(r.event(), reason);
+      done.add(r.event());
+      log.error("spool event set aside into failed/ (queue {}, partition {}, transactionId {}): {}",
+          r.event().queue(), r.event().partition(), r.event().transactionId(), reason);
+    } else if (!rejected.isEmpty()) {
+      List<Spool.Event> bad = new ArrayList<>(rejected.size());
+      for (Replayed r : rejected) bad.add(r.event());
+      int mid = bad.size() / 2;
+      halves.add(new ArrayList<>(bad.subList(0, mid)));
+      halves.add(new ArrayList<>(bad.subList(mid, bad.size())));
+      log.warn("spool replay of {} events refused by the database ({}); replaying them apart to find the bad ones",
+          bad.size(), reason(rejected.get(0).cause()));
+    }
+    for (int i = halves.size() - 1; i >= 0; i--) drainPlan.addFirst(halves.get(i));
+    if (!retry.isEmpty()) {
+      drainPlan.addFirst(retry);
+      drainFailures++;
+      drainBackoffMs = drainBackoffMs == 0 ? DRAIN_BACKOFF_FIRST_MS : Math.min(DRAIN_BACKOFF_MAX_MS, drainBackoffMs * 2);
+      nextDrainAt = System.currentTimeMillis() + drainBackoffMs;
+      Throwable why = results.stream().filter(r -> !r.landed() && r.cause() != null).map(Replayed::cause).findFirst()
+          .orElse(null);
+      log.warn("spool replay of {}: {} events not taken ({}); next try in {} ms", drainFile.getFileName(),
+          retry.size(), why == null ? "no write error" : why.toString(), drainBackoffMs);
+    } else {
+      drainFailures = 0;
+      drainBackoffMs = 0;
+      nextDrainAt = 0;
+    }
+    if (done.isEmpty()) return;
+    drainLeft.removeIf(done::contains);
+    if (drainLeft.isEmpty()) {
+      spool.delete(drainFile, done.size());
+      log.info("spool file {} replayed", drainFile.getFileName());
+      drainFile = null;
+      drainPlan.clear();
+    } else {
+      spool.rewrite(drainFile, drainLeft, done.size());
+      if (landed > 0) log.info("spool file {}: {} events replayed, {} left", drainFile.getFileName(), landed,
+          drainLeft.size());
+    }
+  }
+
+  /**
+   * Whether the database refused the data itself, so that a replay can never succeed: a data exception (SQLSTATE
+   * class 22), a constraint violation (23), a program limit such as an over-long index row (54), or the push
+   * function's own refusal of a malformed segment. Anything else, unreachable, closed, busy, out of resources,
+   * serialization failures, unknown errors, is transient: the event waits and is replayed.
+   */
+  static boolean permanent(Throwable t) {
+    if (!(t instanceof io.vertx.pgclient.PgException pg) || pg.getSqlState() == null) return false;
+    String state = pg.getSqlState();
+    if (state.startsWith("22") || state.startsWith("23") || state.startsWith("54")) return true;
+    return "P0001".equals(state) && pg.getMessage() != null && pg.getMessage().contains("QPUSH bad");
+  }
+
+  private static String reason(Throwable t) {
+    if (t instanceof io.vertx.pgclient.PgException pg) return "SQLSTATE " + pg.getSqlState() + ": " + pg.getErrorMessage();
+    return String.valueOf(t);
+  }
 
   private void resolveFailed(Slot s) {
     resolve(s, "failed", null, -1, s.frame.messageId());

@@ -24,6 +24,12 @@ import java.util.stream.Stream;
  * active file is {@code queen-<13-digit ms>-<8-digit seq>.tmp}; it becomes {@code .buf} when full or at drain time,
  * so lexical order is FIFO order. Every append is forced to disk before the caller answers {@code buffered}. Used
  * only from the log writer's (single) worker thread.
+ *
+ * <p>A file is replayed until the database takes every event of it: the landed events are cut out of the file as the
+ * replay goes ({@link #rewrite}), and an event the database will never accept is set aside alone into
+ * {@code failed/} as one {@code .rejected.json} record with its reason ({@link #reject}). Whole spool files found in
+ * {@code failed/} were put there by older versions after a number of failed replays, good events included: they are
+ * moved back at start and replayed like any other.
  */
 final class Spool {
   record Event(String tenant, String queue, String partition, String transactionId, String producerSub,
@@ -37,32 +43,78 @@ final class Spool {
   private long seq;
   /** Events on disk, kept as a counter so readers (metrics, the admin route) never touch the files. */
   private final java.util.concurrent.atomic.AtomicLong pending = new java.util.concurrent.atomic.AtomicLong();
+  /** Rejected-event records in {@code failed/}. */
+  private final java.util.concurrent.atomic.AtomicLong rejected = new java.util.concurrent.atomic.AtomicLong();
+  private long rejectSeq;
 
   Spool(Path dir, int eventsPerFile) throws IOException {
     this.dir = dir;
     this.eventsPerFile = Math.max(1, eventsPerFile);
     Files.createDirectories(dir);
-    // A crash leaves the active file as .tmp: it holds acknowledged events, so it is promoted and drained.
     try (Stream<Path> s = Files.list(dir)) {
-      for (Path p : s.filter(p -> p.getFileName().toString().endsWith(".tmp")).toList()) seal(p);
+      for (Path p : s.toList()) {
+        String name = p.getFileName().toString();
+        // A crash leaves the active file as .tmp: it holds acknowledged events, so it is promoted and drained.
+        if (name.endsWith(".tmp")) seal(p);
+        // A crash during a rewrite leaves its .new beside the intact original, which still holds every event.
+        else if (name.endsWith(".new")) Files.deleteIfExists(p);
+      }
+    }
+    Path failed = failedDir();
+    if (Files.isDirectory(failed)) {
+      try (Stream<Path> s = Files.list(failed)) {
+        for (Path p : s.toList()) {
+          String name = p.getFileName().toString();
+          if (name.endsWith(".rejected.json")) {
+            rejected.incrementAndGet();
+          } else if (name.endsWith(".buf")) {
+            // Older versions moved whole files here after a run of failed replays, good events with them: replay
+            // them (their transaction ids are the original ones, so dedup drops what had landed already).
+            Path back = dir.resolve(name);
+            if (Files.exists(back)) back = dir.resolve(name.substring(0, name.length() - 4) + "-recovered.buf");
+            Files.move(p, back, StandardCopyOption.ATOMIC_MOVE);
+            org.slf4j.LoggerFactory.getLogger(Spool.class).warn("spool file failed/{} moved back for replay", name);
+          }
+        }
+      }
     }
     for (Path p : sealed()) pending.addAndGet(read(p).size());
+  }
+
+  private Path failedDir() {
+    return dir.resolve("failed");
+  }
+
+  private static JsonObject json(Event e) {
+    return new JsonObject()
+        .put("tenant", e.tenant()).put("queue", e.queue()).put("partition", e.partition())
+        .put("transactionId", e.transactionId()).put("producerSub", e.producerSub())
+        .put("encrypted", e.encrypted()).put("payload", new String(e.payload(), StandardCharsets.UTF_8));
+  }
+
+  private static ByteBuffer[] records(List<Event> events) {
+    List<ByteBuffer> bufs = new ArrayList<>(events.size() * 2);
+    for (Event e : events) {
+      byte[] json = json(e).encode().getBytes(StandardCharsets.UTF_8);
+      bufs.add(ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(json.length).flip());
+      bufs.add(ByteBuffer.wrap(json));
+    }
+    return bufs.toArray(ByteBuffer[]::new);
+  }
+
+  /** Writes a spool file of {@code events} (tests use it to lay out a spool). */
+  static void write(Path file, List<Event> events) throws IOException {
+    try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+      ByteBuffer[] arr = records(events);
+      while (hasRemaining(arr)) ch.write(arr);
+      ch.force(false);
+    }
   }
 
   /** Appends and forces the events; throws when they may not be on disk. */
   void append(List<Event> events) throws IOException {
     if (active == null) open();
-    List<ByteBuffer> bufs = new ArrayList<>(events.size() * 2);
-    for (Event e : events) {
-      byte[] json = new JsonObject()
-          .put("tenant", e.tenant()).put("queue", e.queue()).put("partition", e.partition())
-          .put("transactionId", e.transactionId()).put("producerSub", e.producerSub())
-          .put("encrypted", e.encrypted()).put("payload", new String(e.payload(), StandardCharsets.UTF_8))
-          .encode().getBytes(StandardCharsets.UTF_8);
-      bufs.add(ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(json.length).flip());
-      bufs.add(ByteBuffer.wrap(json));
-    }
-    ByteBuffer[] arr = bufs.toArray(ByteBuffer[]::new);
+    ByteBuffer[] arr = records(events);
     while (hasRemaining(arr)) active.write(arr);
     active.force(false);
     activeEvents += events.size();
@@ -125,16 +177,40 @@ final class Spool {
     return pending.get();
   }
 
-  /** Removes a replayed file of {@code events} events. */
+  /** Rejected-event records in {@code failed/}. */
+  long rejectedEvents() {
+    return rejected.get();
+  }
+
+  /** Removes a file whose every event landed or was set aside (already counted off by {@link #rewrite}). */
   void delete(Path file, int events) throws IOException {
     Files.deleteIfExists(file);
     pending.addAndGet(-events);
   }
 
-  void moveToFailed(Path file, int events) throws IOException {
-    pending.addAndGet(-events);
-    Path failed = dir.resolve("failed");
+  /**
+   * Replaces {@code file} by one holding only {@code left} (its events not landed yet), {@code removed} events fewer:
+   * written beside it, forced, then moved over it atomically, so a crash leaves either file whole.
+   */
+  void rewrite(Path file, List<Event> left, int removed) throws IOException {
+    Path next = file.resolveSibling(file.getFileName() + ".new");
+    Files.deleteIfExists(next);
+    write(next, left);
+    Files.move(next, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    pending.addAndGet(-removed);
+  }
+
+  /**
+   * Sets one event the database will never accept aside as {@code failed/queen-<ms>-<seq>.rejected.json}: the event
+   * and the reason. The caller then drops it from its file.
+   */
+  void reject(Event e, String reason) throws IOException {
+    Path failed = failedDir();
     Files.createDirectories(failed);
-    Files.move(file, failed.resolve(file.getFileName()), StandardCopyOption.ATOMIC_MOVE);
+    Path file = failed.resolve(String.format("queen-%013d-%08d.rejected.json", System.currentTimeMillis(),
+        rejectSeq++));
+    Files.write(file, json(e).put("reason", reason).encodePrettily().getBytes(StandardCharsets.UTF_8),
+        StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE, StandardOpenOption.SYNC);
+    rejected.incrementAndGet();
   }
 }
