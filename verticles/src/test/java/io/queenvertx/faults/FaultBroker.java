@@ -1,0 +1,212 @@
+package io.queenvertx.faults;
+
+import io.queenvertx.testing.TestNode;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One broker of the fault suite as a child JVM ({@code io.queenvertx.boot.Main} from the test classpath) on a fixed
+ * port, spool folder and PostgreSQL, so producers keep one URL while it is killed and started again. Each start
+ * writes its own log file beside the spool ({@code broker-<n>.log}).
+ */
+final class FaultBroker implements AutoCloseable {
+  static final Duration BOOT = Duration.ofSeconds(120);
+  private static final List<String> JVM_FLAGS = List.of("--add-modules", "java.se",
+      "--add-exports", "java.base/jdk.internal.ref=ALL-UNNAMED", "--add-opens", "java.base/java.lang=ALL-UNNAMED",
+      "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens", "java.management/sun.management=ALL-UNNAMED",
+      "--add-opens", "jdk.management/com.sun.management.internal=ALL-UNNAMED", "-Xmx384m");
+
+  private final Path home;
+  private final int port;
+  private final int pgPort;
+  private volatile Process process;
+  private int starts;
+
+  FaultBroker(Path home, int pgPort) throws IOException {
+    this.home = home;
+    this.port = TestNode.freePort();
+    this.pgPort = pgPort;
+    Files.createDirectories(home);
+    // a test JVM that is itself stopped must not leave a broker running
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      Process p = process;
+      if (p != null) p.destroyForcibly();
+    }, "fault-broker-reaper"));
+  }
+
+  String baseUrl() {
+    return "http://127.0.0.1:" + port;
+  }
+
+  Path spoolDir() {
+    return home.resolve("spool");
+  }
+
+  int starts() {
+    return starts;
+  }
+
+  /**
+   * Starts a new JVM on the same port and spool. With {@code databaseUp} it is ready when {@code /health} answers 200
+   * (schema applied at boot); without, PostgreSQL is down, the schema is not applied, and it is ready once it answers
+   * HTTP at all ({@code /status}).
+   */
+  synchronized void start(boolean databaseUp) throws Exception {
+    if (process != null && process.isAlive()) throw new IllegalStateException("broker already running");
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.addAll(JVM_FLAGS);
+    cmd.add("-cp");
+    cmd.add(System.getProperty("java.class.path"));
+    cmd.add("io.queenvertx.boot.Main");
+    Path log = home.resolve("broker-" + (++starts) + ".log");
+    var pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
+    Map<String, String> env = pb.environment();
+    env.keySet().removeIf(k -> k.startsWith("PG_") || k.startsWith("QUEEN_") || k.startsWith("JWT_")
+        || k.startsWith("FILE_BUFFER_") || k.startsWith("DB_"));
+    env.put("PORT", Integer.toString(port));
+    env.put("QUEEN_BIND_ADDR", "127.0.0.1");
+    env.put("PG_HOST", "127.0.0.1");
+    env.put("PG_PORT", Integer.toString(pgPort));
+    env.put("PG_DATABASE", "postgres");
+    env.put("PG_USER", "postgres");
+    env.put("PG_PASSWORD", "postgres");
+    env.put("DB_POOL_SIZE", "8");
+    env.put("QUEEN_HTTP_INSTANCES", "1");
+    env.put("QUEEN_DATA_DIR", home.resolve("data").toString());
+    env.put("FILE_BUFFER_DIR", spoolDir().toString());
+    env.put("QUEEN_APPLY_SCHEMA", Boolean.toString(databaseUp));
+    process = pb.start();
+    awaitReady(databaseUp ? "/health" : "/status", log);
+  }
+
+  private void awaitReady(String path, Path log) {
+    try {
+      org.awaitility.Awaitility.await("broker ready on " + path).atMost(BOOT).pollInterval(Duration.ofMillis(200))
+          .until(() -> {
+            if (!process.isAlive()) {
+              throw new IllegalStateException("broker exited with " + process.exitValue() + " at boot:\n"
+                  + tail(log));
+            }
+            return status(path) == 200;
+          });
+    } catch (org.awaitility.core.ConditionTimeoutException e) {
+      throw new IllegalStateException("broker not ready on " + path + " within " + BOOT + ":\n" + tail(log), e);
+    }
+  }
+
+  /** The status code of a GET, or -1 when the broker does not answer. */
+  int status(String path) {
+    try {
+      return Http.get(baseUrl() + path, Duration.ofSeconds(5)).statusCode();
+    } catch (Exception e) {
+      return -1;
+    }
+  }
+
+  /**
+   * The spool's {@code queen_file_buffer_pending} gauge from {@code /metrics/prometheus}, or -1 when the broker does
+   * not answer or does not export it.
+   */
+  long spoolPending() {
+    try {
+      HttpResponse<String> r = Http.get(baseUrl() + "/metrics/prometheus", Duration.ofSeconds(10));
+      if (r.statusCode() != 200) return -1;
+      for (String line : r.body().split("\n")) {
+        if (line.startsWith("queen_file_buffer_pending")) {
+          return (long) Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+        }
+      }
+      return -1;
+    } catch (Exception e) {
+      return -1;
+    }
+  }
+
+  /**
+   * Events the spool gave up on: records in {@code .buf} files under {@code spool/failed/} (the spool's own format, a
+   * little-endian u32 length before each JSON record). Diagnostic only: 0 when there is no such folder.
+   */
+  long spoolFailedEvents() throws IOException {
+    Path failed = spoolDir().resolve("failed");
+    if (!Files.isDirectory(failed)) return 0;
+    long n = 0;
+    try (var files = Files.list(failed)) {
+      for (Path f : files.filter(x -> x.getFileName().toString().endsWith(".buf")).toList()) {
+        var b = java.nio.ByteBuffer.wrap(Files.readAllBytes(f)).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        while (b.remaining() >= 4) {
+          int len = b.getInt();
+          if (len < 0 || len > b.remaining()) break;
+          b.position(b.position() + len);
+          n++;
+        }
+      }
+    }
+    return n;
+  }
+
+  /** SIGKILL: no shutdown hook runs, nothing is drained. */
+  synchronized void kill9() throws InterruptedException {
+    if (process == null) return;
+    process.destroyForcibly();
+    process.waitFor(60, TimeUnit.SECONDS);
+  }
+
+  /** SIGTERM: the node's shutdown hook runs; SIGKILL after 60 s. */
+  synchronized void stop() throws InterruptedException {
+    if (process == null || !process.isAlive()) return;
+    process.destroy();
+    if (!process.waitFor(60, TimeUnit.SECONDS)) {
+      process.destroyForcibly();
+      process.waitFor(30, TimeUnit.SECONDS);
+    }
+  }
+
+  /** The last lines of the newest log, for failure messages. */
+  String lastLog() {
+    return tail(home.resolve("broker-" + starts + ".log"));
+  }
+
+  private static String tail(Path log) {
+    try {
+      String s = Files.readString(log);
+      return s.length() > 6000 ? s.substring(s.length() - 6000) : s;
+    } catch (IOException e) {
+      return "(no log)";
+    }
+  }
+
+  @Override
+  public void close() throws InterruptedException {
+    stop();
+  }
+
+  /** HTTP/1.1 with a deadline on every call, connection included. */
+  static final class Http {
+    private Http() {}
+
+    static HttpResponse<String> get(String url, Duration timeout) throws Exception {
+      return send(HttpRequest.newBuilder(URI.create(url)).GET(), timeout);
+    }
+
+    static HttpResponse<String> post(String url, String body, Duration timeout) throws Exception {
+      return send(HttpRequest.newBuilder(URI.create(url)).header("content-type", "application/json")
+          .POST(HttpRequest.BodyPublishers.ofString(body)), timeout);
+    }
+
+    private static HttpResponse<String> send(HttpRequest.Builder b, Duration timeout) throws Exception {
+      // The request timeout covers the wait for headers; the outer deadline also bounds the body.
+      return TestNode.HTTP.sendAsync(b.timeout(timeout).build(), HttpResponse.BodyHandlers.ofString())
+          .get(timeout.toMillis() + 5000, TimeUnit.MILLISECONDS);
+    }
+  }
+}
