@@ -40,6 +40,7 @@ public final class BrokerProcess implements AutoCloseable {
     cmd.add("io.queenvertx.boot.Main");
     var pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
     pb.environment().put("PORT", Integer.toString(port));
+    pb.environment().put("QUEEN_BIND_ADDR", "127.0.0.1"); // loopback only, unless the test says otherwise
     pb.environment().putAll(env);
     var p = new BrokerProcess(pb.start(), port, log);
     p.awaitHealthy(Duration.ofSeconds(120));

@@ -52,6 +52,7 @@ public final class TestNode implements AutoCloseable {
     all.put("DB_POOL_SIZE", "16");
     all.put("QUEEN_HTTP_INSTANCES", "2");
     all.put("PORT", Integer.toString(freePort()));
+    all.put("QUEEN_BIND_ADDR", "127.0.0.1"); // tests listen on loopback only (the product default is 0.0.0.0)
     try {
       all.put("FILE_BUFFER_DIR", Files.createTempDirectory("queen-spool").toString());
       all.put("QUEEN_DATA_DIR", Files.createTempDirectory("queen-data").toString());
@@ -72,6 +73,7 @@ public final class TestNode implements AutoCloseable {
     all.putIfAbsent("PORT", Integer.toString(freePort()));
     all.putIfAbsent("DB_POOL_SIZE", "16");
     all.putIfAbsent("QUEEN_HTTP_INSTANCES", "1");
+    all.putIfAbsent("QUEEN_BIND_ADDR", "127.0.0.1");
     try {
       return new TestNode(Node.start(Config.from(all)));
     } catch (Exception e) {
