@@ -269,6 +269,10 @@ public final class LogWriterVerticle extends VerticleBase {
         dedup.claim(key, hashes), knownPartitions.get(key));
   }
 
+  /**
+   * Writes one bundle in one {@code log_push_multi} call and dispatches the answer: QCRYPT (encrypt and go again),
+   * QSTALE (go again by name), a failed write (spooled), or each segment's result row.
+   */
   private void write(List<PackedSegment> bundle, List<PartitionKey> keys, boolean replay) {
     int n = bundle.size();
     long t0 = System.nanoTime();
@@ -337,6 +341,10 @@ public final class LogWriterVerticle extends VerticleBase {
         && (queue == null || k.queue().equals(queue)));
   }
 
+  /**
+   * One segment's result row: {@code queued} (counted into {@code landed}, taught to the dedup cache) or
+   * {@code duplicate} (the named frames answered with the stored frame's id, the others queued again).
+   */
   private Future<?> onSegmentResult(PackedSegment seg, io.vertx.sqlclient.Row r, Map<String, Landed> landed) {
     UUID pid = r.getUUID("partition_id");
     if (pid != null) knownPartitions.put(seg.key, pid);
