@@ -14,22 +14,22 @@ class DrainFailureTest {
 
   @Test
   void onlyARefusalOfTheDataItselfIsPermanent() {
-    assertThat(LogWriterVerticle.permanent(pg("22001", "value too long for type character varying(255)"))).isTrue();
-    assertThat(LogWriterVerticle.permanent(pg("22021", "invalid byte sequence for encoding \"UTF8\": 0x00"))).isTrue();
-    assertThat(LogWriterVerticle.permanent(pg("23505", "duplicate key value violates unique constraint"))).isTrue();
-    assertThat(LogWriterVerticle.permanent(pg("54000", "index row size 3000 exceeds btree maximum"))).isTrue();
-    assertThat(LogWriterVerticle.permanent(pg("P0001", "QPUSH bad segment 0: count=1 hashes=3 bytes"))).isTrue();
+    assertThat(Spooler.permanent(pg("22001", "value too long for type character varying(255)"))).isTrue();
+    assertThat(Spooler.permanent(pg("22021", "invalid byte sequence for encoding \"UTF8\": 0x00"))).isTrue();
+    assertThat(Spooler.permanent(pg("23505", "duplicate key value violates unique constraint"))).isTrue();
+    assertThat(Spooler.permanent(pg("54000", "index row size 3000 exceeds btree maximum"))).isTrue();
+    assertThat(Spooler.permanent(pg("P0001", "QPUSH bad segment 0: count=1 hashes=3 bytes"))).isTrue();
 
-    assertThat(LogWriterVerticle.permanent(pg("P0001", "QPUSH unknown queue/partition: q/p"))).isFalse();
-    assertThat(LogWriterVerticle.permanent(pg("57P03", "the database system is starting up"))).isFalse();
-    assertThat(LogWriterVerticle.permanent(pg("57P01", "terminating connection due to administrator command")))
+    assertThat(Spooler.permanent(pg("P0001", "QPUSH unknown queue/partition: q/p"))).isFalse();
+    assertThat(Spooler.permanent(pg("57P03", "the database system is starting up"))).isFalse();
+    assertThat(Spooler.permanent(pg("57P01", "terminating connection due to administrator command")))
         .isFalse();
-    assertThat(LogWriterVerticle.permanent(pg("08006", "connection failure"))).isFalse();
-    assertThat(LogWriterVerticle.permanent(pg("53300", "too many connections"))).isFalse();
-    assertThat(LogWriterVerticle.permanent(pg("40001", "could not serialize access"))).isFalse();
-    assertThat(LogWriterVerticle.permanent(pg("40P01", "deadlock detected"))).isFalse();
-    assertThat(LogWriterVerticle.permanent(new ConnectException("Connection refused"))).isFalse();
-    assertThat(LogWriterVerticle.permanent(new io.vertx.core.VertxException("Connection is closed", true))).isFalse();
-    assertThat(LogWriterVerticle.permanent(null)).isFalse();
+    assertThat(Spooler.permanent(pg("08006", "connection failure"))).isFalse();
+    assertThat(Spooler.permanent(pg("53300", "too many connections"))).isFalse();
+    assertThat(Spooler.permanent(pg("40001", "could not serialize access"))).isFalse();
+    assertThat(Spooler.permanent(pg("40P01", "deadlock detected"))).isFalse();
+    assertThat(Spooler.permanent(new ConnectException("Connection refused"))).isFalse();
+    assertThat(Spooler.permanent(new io.vertx.core.VertxException("Connection is closed", true))).isFalse();
+    assertThat(Spooler.permanent(null)).isFalse();
   }
 }

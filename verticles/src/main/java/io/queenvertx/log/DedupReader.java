@@ -1,0 +1,178 @@
+package io.queenvertx.log;
+
+import io.queenvertx.codec.Segment;
+import io.queenvertx.codec.UuidV7;
+import io.vertx.core.Future;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.Tuple;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Keeps the push dedup cache ({@link DedupCache}) fed: teaches it each committed segment and runs the reads it asks
+ * for, a warm-up of a partition's window (paged) or the fill of a gap after a segment it did not see; and reads the
+ * message id a duplicate answers with ({@link #originalMessageId}).
+ *
+ * <p>A plain object owned by the log writer and used only from its single worker thread: the reads' callbacks run on
+ * that thread too, so its bookkeeping needs no locks.
+ */
+final class DedupReader {
+  private static final Logger log = LoggerFactory.getLogger(LogWriterVerticle.class);
+  /** A warm-up reads the window's log_txns rows in pages of this many; it gives up past WARM_MAX_ROWS rows. */
+  static final int WARM_PAGE_ROWS = 4096;
+  static final int WARM_MAX_ROWS = 1_000_000;
+  static final int FILL_ROWS = 512;
+  /** A partition whose window is too big to cache is probed in full for this long before another warm-up. */
+  static final long SKIP_MS = 60_000;
+  /** A warm-up starts from the partition's last offset and dedup window (DedupCache#warmed)... */
+  private static final String WARM_HEAD = "SELECT p.last_offset, q.dedup_window_seconds FROM queen.log_partitions p "
+      + "JOIN queen.queues q ON q.id = p.queue_id WHERE p.id = $1";
+  /**
+   * ...then reads every log_txns row at or below that offset still inside the window, in offset order, a page at a
+   * time. Offsets are allocated in the transaction that inserts their row, so every row at or below an offset read
+   * as committed is visible to the later pages (or was purged, which only happens outside the window).
+   */
+  private static final String WARM_PAGE = "SELECT base_offset, end_offset, hashes, "
+      + "(extract(epoch FROM created_at) * 1000000)::bigint AS at_us FROM queen.log_txns "
+      + "WHERE partition_id = $1 AND base_offset > $2 AND base_offset <= $3 "
+      + "AND created_at >= now() - make_interval(secs => $4) - interval '120 seconds' "
+      + "ORDER BY base_offset LIMIT $5";
+  private static final String FILL = "SELECT base_offset, end_offset, hashes, "
+      + "(extract(epoch FROM created_at) * 1000000)::bigint AS at_us FROM queen.log_txns "
+      + "WHERE partition_id = $1 AND base_offset > $2 ORDER BY base_offset LIMIT $3";
+
+  private final Pool pool;
+  private final DedupCache dedup;
+  /** Partitions whose dedup-cache warm-up or gap fill is running, and those too big to cache, until when. */
+  private final Set<LogWriterVerticle.PartitionKey> reading = new HashSet<>();
+  private final Map<LogWriterVerticle.PartitionKey, Long> skipUntil = new HashMap<>();
+
+  DedupReader(Pool pool, DedupCache dedup) {
+    this.pool = pool;
+    this.dedup = dedup;
+  }
+
+  /**
+   * Teaches the dedup cache a committed segment ({@code count} frames from {@code base}, the row of its
+   * {@code log_push_multi} result), and starts the read it asks for (warm-up or gap fill).
+   */
+  void remember(LogWriterVerticle.PartitionKey key, UUID pid, long base, int count, byte[] hashes, Row r) {
+    if (!dedup.enabled()) return;
+    var createdAt = r.getOffsetDateTime("created_at");
+    if (createdAt == null) {
+      dedup.drop(key);
+      return;
+    }
+    switch (dedup.written(key, pid, base, count, hashes, micros(createdAt), r.getInteger("window_seconds"))) {
+      case WARM -> warm(key, pid);
+      case FILL -> fill(key, pid);
+      default -> { }
+    }
+  }
+
+  /** {@code t} in microseconds since the epoch (the unit of the cache's timestamps and of the reads' at_us). */
+  static long micros(OffsetDateTime t) {
+    return t.toEpochSecond() * 1_000_000L + t.getNano() / 1000;
+  }
+
+  private void warm(LogWriterVerticle.PartitionKey key, UUID pid) {
+    Long skip = skipUntil.get(key);
+    if (skip != null && skip > System.currentTimeMillis()) return;
+    if (!reading.add(key)) return;
+    pool.preparedQuery(WARM_HEAD).execute(Tuple.of(pid)).onComplete(ar -> {
+      if (ar.failed() || ar.result().size() == 0) {
+        reading.remove(key);
+        if (ar.failed()) log.debug("dedup cache warm-up of {} failed: {}", pid, ar.cause().toString());
+        return;
+      }
+      var head = ar.result().iterator().next();
+      long last = head.getLong(0);
+      int window = head.getInteger(1);
+      if (window <= 0) {
+        reading.remove(key);
+        return;
+      }
+      warmPage(key, pid, window, last, -1, new ArrayList<>());
+    });
+  }
+
+  private void warmPage(LogWriterVerticle.PartitionKey key, UUID pid, int window, long last, long after,
+      List<DedupCache.TxnRow> rows) {
+    pool.preparedQuery(WARM_PAGE).execute(Tuple.of(pid, after, last, window, WARM_PAGE_ROWS)).onComplete(ar -> {
+      if (ar.failed()) {
+        reading.remove(key);
+        log.debug("dedup cache warm-up of {} failed: {}", pid, ar.cause().toString());
+        return;
+      }
+      long next = after;
+      for (var row : ar.result()) {
+        DedupCache.TxnRow r = txnRow(row);
+        rows.add(r);
+        next = r.baseOffset();
+      }
+      if (ar.result().size() == WARM_PAGE_ROWS) {
+        if (rows.size() < WARM_MAX_ROWS) {
+          warmPage(key, pid, window, last, next, rows);
+          return;
+        }
+        // too much of the window to hold: this partition is probed in full for a while
+        reading.remove(key);
+        skipUntil.put(key, System.currentTimeMillis() + SKIP_MS);
+        return;
+      }
+      reading.remove(key);
+      skipUntil.remove(key);
+      dedup.warmed(key, pid, window, last, rows);
+    });
+  }
+
+  private void fill(LogWriterVerticle.PartitionKey key, UUID pid) {
+    long from = dedup.gapStart(key, pid);
+    if (from < -1 || !reading.add(key)) return;
+    pool.preparedQuery(FILL).execute(Tuple.of(pid, from, FILL_ROWS)).onComplete(ar -> {
+      reading.remove(key);
+      if (ar.failed()) {
+        dedup.drop(key);
+        return;
+      }
+      List<DedupCache.TxnRow> rows = new ArrayList<>(ar.result().size());
+      for (var row : ar.result()) rows.add(txnRow(row));
+      if (dedup.filled(key, pid, from, rows)) {
+        if (rows.size() >= FILL_ROWS) fill(key, pid);
+        else dedup.drop(key); // a committed segment of ours not visible: do not trust this entry
+      }
+    });
+  }
+
+  private static DedupCache.TxnRow txnRow(Row row) {
+    return new DedupCache.TxnRow(row.getLong(0), row.getLong(1), row.getBuffer(2).getBytes(), row.getLong(3));
+  }
+
+  /** The id of the frame already stored at {@code off}: decoded from its covering segment, else the all-zero uuid. */
+  Future<UUID> originalMessageId(UUID pid, long off) {
+    return pool
+        .preparedQuery("SELECT base_offset, blob FROM queen.log_segment_at($1, $2)")
+        .execute(Tuple.of(pid, off))
+        .map(rows -> {
+          var it = rows.iterator();
+          if (!it.hasNext()) return UuidV7.ZERO;
+          var row = it.next();
+          try {
+            var seg = Segment.decode(row.getBuffer("blob").getBytes());
+            return seg.frame((int) (off - row.getLong("base_offset"))).messageId();
+          } catch (Exception e) {
+            return UuidV7.ZERO;
+          }
+        })
+        .otherwise(UuidV7.ZERO);
+  }
+}

@@ -1,0 +1,20 @@
+package io.queenvertx.log;
+
+import java.util.UUID;
+
+/**
+ * What one push bundle landed in one (tenant, queue): one announcement, whatever the number of its partitions. Used
+ * only from the log writer's single worker thread.
+ */
+final class Landed {
+  final LogWriterVerticle.PartitionKey first;
+  final UUID pid;
+  final long lastOffset;
+  int partitions;
+
+  Landed(LogWriterVerticle.PartitionKey first, UUID pid, long lastOffset) {
+    this.first = first;
+    this.pid = pid;
+    this.lastOffset = lastOffset;
+  }
+}

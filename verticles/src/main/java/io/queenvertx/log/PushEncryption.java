@@ -1,0 +1,151 @@
+package io.queenvertx.log;
+
+import io.queenvertx.bus.PushItem;
+import io.queenvertx.codec.EnvelopeCipher;
+import io.queenvertx.codec.Frame;
+import io.vertx.core.Future;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.function.BiConsumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The push path's encryption: which queues store their payloads encrypted (the flag, via {@link QueueSettings}),
+ * encrypting a payload, and preparing a bundle the push transaction refused with {@code QCRYPT} for its retry.
+ *
+ * <p>A plain object owned by the log writer and used only from its single worker thread; the flag cache it reads
+ * ({@link QueueSettings}) is the one shared with the transaction path.
+ */
+final class PushEncryption {
+  private static final Logger log = LoggerFactory.getLogger(LogWriterVerticle.class);
+  /**
+   * SQL's answer when a segment of plaintext frames targets a queue whose encryption_enabled the push transaction
+   * reads as true (our cached flag was stale): nothing was written; the flags are read again and the frames encrypted.
+   */
+  static final String CRYPT = "QCRYPT";
+
+  private final Optional<EnvelopeCipher> cipher;
+  private final QueueSettings settings;
+
+  PushEncryption(Optional<EnvelopeCipher> cipher, QueueSettings settings) {
+    this.cipher = cipher;
+    this.settings = settings;
+  }
+
+  /**
+   * Per queue of this request: whether its payloads are stored encrypted. A queue whose flag lookup failed is absent
+   * (its items are encrypted, see {@link #encrypts}). Without a key nothing is looked up and every queue maps to
+   * false: the push transaction refuses plaintext for an encrypted queue (QCRYPT) and those items then fail. The
+   * future never fails.
+   */
+  Future<Map<String, Boolean>> flagsFor(UUID tenant, List<PushItem> items) {
+    Set<String> queues = new HashSet<>();
+    for (PushItem i : items) queues.add(i.queue());
+    List<String> names = new ArrayList<>(queues);
+    if (cipher.isEmpty()) {
+      Map<String, Boolean> off = new HashMap<>();
+      for (String q : names) off.put(q, false);
+      return Future.succeededFuture(off);
+    }
+    List<Future<Boolean>> checks = new ArrayList<>();
+    for (String q : names) checks.add(settings.encryptionEnabled(tenant, q));
+    return Future.join(checks).transform(ar -> {
+      Map<String, Boolean> flags = new HashMap<>();
+      for (int i = 0; i < names.size(); i++) {
+        if (checks.get(i).succeeded()) flags.put(names.get(i), Boolean.TRUE.equals(checks.get(i).result()));
+        else log.warn("encryption flag lookup for queue {} failed: {}", names.get(i), checks.get(i).cause().toString());
+      }
+      return Future.succeededFuture(flags);
+    });
+  }
+
+  /**
+   * Whether {@code queue}'s items are stored encrypted. A queue whose flag could not be read (the database is away,
+   * and the item is about to be spooled) is encrypted whenever this node has a key: an encrypted frame is valid on
+   * any queue (every frame carries its flag), a plaintext one on an encrypted queue never is. Without a key no flag
+   * is looked up at all (every queue reads as plain, and the push transaction refuses plaintext for an encrypted one).
+   */
+  boolean encrypts(String queue, Map<String, Boolean> encryptedQueues) {
+    Boolean on = encryptedQueues.get(queue);
+    return on == null ? cipher.isPresent() : on;
+  }
+
+  /**
+   * The payload as it is stored for its queue: as given for a queue that is not encrypted, else encrypted; null when
+   * the encryption failed (or this node has no key). Never plaintext for an encrypted queue.
+   */
+  byte[] storedPayload(String queue, Map<String, Boolean> encryptedQueues, byte[] payload) {
+    return encrypts(queue, encryptedQueues) ? encrypted(queue, payload) : payload;
+  }
+
+  /** {@code payload} encrypted for {@code queue}, or null (logged) when this node cannot encrypt it. */
+  byte[] encrypted(String queue, byte[] payload) {
+    if (cipher.isEmpty()) {
+      log.warn("push to encrypted queue {} refused: this node has no QUEEN_ENCRYPTION_KEY", queue);
+      return null;
+    }
+    try {
+      return cipher.get().encryptToBytes(payload);
+    } catch (RuntimeException e) {
+      log.warn("push to encrypted queue {} refused: encryption failed: {}", queue, e.toString());
+      return null;
+    }
+  }
+
+  /** Whether a write failed because it carried plaintext for an encrypted queue ({@link #CRYPT}). */
+  static boolean isCrypt(Throwable e) {
+    return e.getMessage() != null && e.getMessage().contains(CRYPT);
+  }
+
+  static boolean allEncrypted(List<Slot> slots) {
+    for (Slot s : slots) if (!s.frame.encrypted()) return false;
+    return true;
+  }
+
+  /**
+   * After QCRYPT: drops the cached flags of the bundle's queues that had plaintext frames, reads them again, encrypts
+   * those frames where the queue is encrypted and hands each segment's slots to {@code requeue} (back at the head of
+   * their partition). A frame whose flag cannot be read or that cannot be encrypted fails; it is never written as
+   * plaintext. The future completes once every segment was handed back.
+   */
+  Future<?> prepareRetry(List<PackedSegment> bundle, BiConsumer<LogWriterVerticle.PartitionKey, List<Slot>> requeue) {
+    Map<String, Future<Boolean>> flags = new HashMap<>();
+    for (PackedSegment s : bundle) {
+      if (allEncrypted(s.slots)) continue;
+      String k = s.key.tenant() + "\u001f" + s.key.queue();
+      if (flags.containsKey(k)) continue;
+      settings.invalidate(s.key.tenant().toString(), s.key.queue());
+      flags.put(k, settings.encryptionEnabled(s.key.tenant(), s.key.queue()));
+    }
+    return Future.join(new ArrayList<>(flags.values())).eventually(() -> {
+      for (PackedSegment s : bundle) {
+        Future<Boolean> flag = flags.get(s.key.tenant() + "\u001f" + s.key.queue());
+        List<Slot> again = new ArrayList<>(s.slots.size());
+        for (Slot slot : s.slots) {
+          if (flag == null || slot.frame.encrypted() || (flag.succeeded() && !flag.result())) {
+            again.add(slot);
+            continue;
+          }
+          // QCRYPT said this queue is encrypted: a flag that could not be read again changes nothing.
+          byte[] payload = encrypted(s.key.queue(), slot.frame.payload());
+          if (payload == null) {
+            slot.fail();
+            continue;
+          }
+          Frame f = slot.frame;
+          slot.frame = new Frame(f.messageId(), f.transactionId(), f.traceId(), f.producerSub(), payload, true);
+          again.add(slot);
+        }
+        requeue.accept(s.key, again);
+      }
+      return Future.succeededFuture();
+    });
+  }
+}
