@@ -145,12 +145,24 @@ public final class TestNode implements AutoCloseable {
     node.close();
   }
 
+  /**
+   * A port free at the moment, chosen below Linux's ephemeral range (32768..60999): a port handed out by
+   * {@code bind(0)} is an ephemeral one, which the many client sockets of a test (or of another test JVM) can take as
+   * their local port between this call and the node's bind.
+   */
   public static int freePort() {
-    try (var s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    } catch (IOException e) {
-      throw new IllegalStateException(e);
+    var random = java.util.concurrent.ThreadLocalRandom.current();
+    for (int i = 0; i < 200; i++) {
+      int port = 20_000 + random.nextInt(12_000);
+      try (var s = new ServerSocket()) {
+        s.setReuseAddress(false);
+        s.bind(new java.net.InetSocketAddress("127.0.0.1", port));
+        return port;
+      } catch (IOException busy) {
+        // taken: try another
+      }
     }
+    throw new IllegalStateException("no free port found in 20000..31999");
   }
 
   /** One HTTP answer. */
