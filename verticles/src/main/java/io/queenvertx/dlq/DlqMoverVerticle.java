@@ -70,10 +70,18 @@ public final class DlqMoverVerticle extends VerticleBase {
     final byte[] plain = payload;
     return destinationEncrypted(c.tenant(), queue).compose(enc -> {
       byte[] p = plain;
-      boolean encrypted = false;
+      // Without a key the snapshot of an encrypted queue is still its envelope: it moves sealed and flagged so, and
+      // a node with the key reads it. Plaintext never goes into an encrypted queue (issue 18: no silent downgrade).
+      boolean sealed = cipher.isEmpty() && EnvelopeCipher.looksLikeEnvelope(plain);
+      boolean encrypted = sealed;
       if (enc && cipher.isPresent()) {
         p = cipher.get().encryptToBytes(plain);
         encrypted = true;
+      } else if (enc && !sealed) {
+        return Future.succeededFuture(new Verdict(500, new JsonObject().put("success", false)
+            .put("error", "queue " + queue + " is encrypted and this node has no QUEEN_ENCRYPTION_KEY")
+            .put("dlqRowRemoved", false)
+            .put("message", "Nothing was replayed \u2014 the dead-letter row is untouched")));
       }
       String txn = "dlq:" + id;
       UUID newId = UuidV7.next();
@@ -115,8 +123,8 @@ public final class DlqMoverVerticle extends VerticleBase {
         .put("dlqRowRemoved", moved));
   }
 
+  /** Read on every move (never cached), so a configure that has answered is seen by the next replay. */
   private Future<Boolean> destinationEncrypted(UUID tenant, String queue) {
-    if (cipher.isEmpty()) return Future.succeededFuture(false);
     return node.pool().preparedQuery("SELECT encryption_enabled FROM queen.queues WHERE tenant_id = $1 AND name = $2")
         .execute(Tuple.of(tenant, queue))
         .map(rows -> rows.size() > 0 && Boolean.TRUE.equals(rows.iterator().next().getBoolean(0)));

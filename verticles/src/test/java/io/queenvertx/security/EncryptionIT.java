@@ -155,4 +155,40 @@ class EncryptionIT {
     var pop = node.get("/api/v1/pop/queue/" + q + "?wait=false").json();
     assertThat(pop.getJsonArray("messages").getJsonObject(0).getJsonObject("data")).isEqualTo(envelope);
   }
+
+  @Test
+  void aNodeWithoutAKeyReplaysAnEncryptedSnapshotSealedAndAKeyedNodeReadsIt() {
+    String q = "enc-keyless-" + UUID.randomUUID();
+    configure(node, q, true, 0);
+    push(node, q, "k-1");
+    String dlqId = deadLetter(q, "k-1");
+    try (var keyless = TestNode.start(Map.of(), db)) {
+      var moved = keyless.post("/api/v1/dlq/" + dlqId + "/replay", "{}").json();
+      assertThat(moved.getString("result")).isEqualTo("moved");
+    }
+    var listed = node.get("/api/v1/messages?queue=" + q + "&status=pending").json().getJsonArray("messages");
+    var replayed = listed.stream().map(JsonObject.class::cast)
+        .filter(m -> ("dlq:" + dlqId).equals(m.getString("transactionId"))).findFirst().orElseThrow();
+    assertThat(replayed.getBoolean("isEncrypted")).isTrue();
+    assertThat(replayed.getJsonObject("data")).isEqualTo(secret());
+  }
+
+  @Test
+  void aNodeWithoutAKeyRefusesToReplayPlaintextIntoAnEncryptedQueue() {
+    String src = "plain-src-" + UUID.randomUUID();
+    String dst = "enc-dst-" + UUID.randomUUID();
+    configure(node, src, false, 0);
+    configure(node, dst, true, 0);
+    push(node, src, "r-1");
+    String dlqId = deadLetter(src, "r-1");
+    try (var keyless = TestNode.start(Map.of(), db)) {
+      var r = keyless.post("/api/v1/dlq/" + dlqId + "/replay", new JsonObject().put("queue", dst));
+      assertThat(r.status()).isEqualTo(500);
+      assertThat(r.json().getString("error")).contains(dst, "QUEEN_ENCRYPTION_KEY");
+      assertThat(r.json().getBoolean("dlqRowRemoved")).isFalse();
+    }
+    assertThat(TestDatabase.queryLong(db, "SELECT count(*) FROM queen.log_dlq WHERE id = '" + dlqId + "'"))
+        .isEqualTo(1);
+    assertThat(node.get("/api/v1/messages?queue=" + dst).json().getJsonArray("messages")).isEmpty();
+  }
 }
