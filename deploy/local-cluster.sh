@@ -7,9 +7,11 @@
 #   QUEEN_CLUSTER_PORT      first Hazelcast port; each node takes the next free one from it  (default 5701)
 #   QUEEN_CLUSTER_BUS_PORT  if set, event-bus port of node 1; node i uses it + i - 1         (default: random)
 #   QUEEN_WAIT_SECONDS      how long each node may take to answer /health                    (default 120)
+#   QUEEN_BIND_ADDR         address the HTTP servers listen on                               (default 127.0.0.1)
 # With PG_HOST unset, the first node's embedded PostgreSQL (under ./data/node-1) is shared by the others.
-# Logs go to ./data/node-<i>.log; a node that dies while starting is reported with the tail of its log and the
-# script stops the others and exits 1. Ctrl-C stops everything.
+# Logs go to ./data/node-<i>.log. A node that dies (while starting or later) is reported with the tail of its log and
+# the script stops the others and exits non-zero; a node not ready within QUEEN_WAIT_SECONDS likewise. Ctrl-C stops
+# everything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n="${1:-3}"
@@ -24,9 +26,11 @@ jar=verticles/target/queen-vertx.jar
 [ -f "$jar" ] || mvn -B -ntp -q -DskipTests package
 mkdir -p data
 pids=()
-trap 'kill "${pids[@]}" 2>/dev/null || true; wait' EXIT INT TERM
+trap 'kill "${pids[@]}" 2>/dev/null || true; wait' EXIT
+trap 'exit 130' INT TERM
 
 export QUEEN_CLUSTER=true QUEEN_CLUSTER_MEMBERS=127.0.0.1 QUEEN_CLUSTER_NAME="${QUEEN_CLUSTER_NAME:-queen-local}"
+export QUEEN_BIND_ADDR="${QUEEN_BIND_ADDR:-127.0.0.1}"
 export QUEEN_CLUSTER_PORT="${QUEEN_CLUSTER_PORT:-5701}" QUEEN_CLUSTER_INTERFACE="${QUEEN_CLUSTER_INTERFACE:-127.0.0.1}"
 
 # Starts node $1 in the background with the extra environment "${@:2}"; its pid goes into pids.
@@ -60,7 +64,8 @@ await_node() {
 if [ -z "${PG_HOST:-}" ]; then
   start_node 1 QUEEN_EMBEDDED_PG_PORT="$pg_port" QUEEN_DATA_DIR=data/node-1
   await_node 1 "${pids[0]}"
-  export PG_HOST=127.0.0.1 PG_PORT="$pg_port"
+  # the embedded server accepts only its generated SCRAM password (written by node 1 under its data folder)
+  export PG_HOST=127.0.0.1 PG_PORT="$pg_port" PG_USER=postgres PG_PASSWORD="$(cat data/node-1/pg-password)"
   first=2
 else
   first=1
@@ -76,5 +81,11 @@ echo "all $n nodes ready; Ctrl-C stops them"
 set +e
 wait -n "${pids[@]}"
 rc=$?
-echo "a node exited (status $rc); stopping the others" >&2
+for i in $(seq 1 "$n"); do
+  if ! kill -0 "${pids[$((i - 1))]}" 2>/dev/null; then
+    echo "node $i exited (status $rc); last lines of data/node-$i.log:" >&2
+    tail -n 30 "data/node-$i.log" >&2
+  fi
+done
+echo "stopping the others" >&2
 exit "$rc"
