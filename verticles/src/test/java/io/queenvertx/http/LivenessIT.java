@@ -35,6 +35,14 @@ class LivenessIT {
     }
   }
 
+  @Test
+  void livenessNeedsNoCredentialsWhenAuthIsOn() {
+    try (var node = TestNode.start(Map.of("JWT_ENABLED", "true", "JWT_SECRET", "liveness-test-secret-0123456789abcdef"))) {
+      assertThat(node.get("/api/v1/resources/queues").status()).isEqualTo(401);
+      assertLive(node);
+    }
+  }
+
   private static void assertLive(TestNode node) {
     var r = node.get("/health/live");
     assertThat(r.status()).isEqualTo(200);
