@@ -14,7 +14,11 @@ public final class ApiError extends RuntimeException {
   private final String contentType;
 
   private ApiError(int status, Buffer body, String contentType, String message) {
-    super(message, null, false, false);
+    this(status, body, contentType, message, null);
+  }
+
+  private ApiError(int status, Buffer body, String contentType, String message, Throwable cause) {
+    super(message, cause, false, false);
     this.status = status;
     this.body = body;
     this.contentType = contentType;
@@ -25,9 +29,13 @@ public final class ApiError extends RuntimeException {
     return new ApiError(status, new JsonObject().put("error", text).toBuffer(), "application/json", text);
   }
 
-  /** {@code {"error":"<prefix><cause text>"}}, as Queen's {@code json_err(prefix, e)} builds it. */
+  /**
+   * {@code {"error":"<prefix><cause text>"}}, as Queen's {@code json_err(prefix, e)} builds it; the cause is kept
+   * (never sent) so a 5xx log line can show where it came from.
+   */
   public static ApiError prefixed(int status, String prefix, Throwable cause) {
-    return of(status, prefix + describe(cause));
+    String text = prefix + describe(cause);
+    return new ApiError(status, new JsonObject().put("error", text).toBuffer(), "application/json", text, cause);
   }
 
   /** A contract body with more keys than the envelope (replay verdicts, delete 404s, pop 400s ...). */

@@ -63,6 +63,7 @@ public final class ErrorContract {
       return;
     }
     if (f instanceof ApiError e) {
+      if (e.status() >= 500) logServerError(ctx, e.status(), e.getMessage(), e.getCause());
       if (e.status() == 204) {
         noContent(ctx);
       } else {
@@ -81,6 +82,7 @@ public final class ErrorContract {
     }
     if (f instanceof io.vertx.ext.web.handler.HttpException h) {
       int code = h.getStatusCode();
+      if (code >= 500) logServerError(ctx, code, h.getPayload() != null ? h.getPayload() : httpReason(code), h);
       if (code == 404) {
         send(ctx, 404, NO_SUCH_ROUTE);
       } else {
@@ -89,11 +91,17 @@ public final class ErrorContract {
       return;
     }
     int code = ctx.statusCode() > 0 ? ctx.statusCode() : 500;
-    if (f != null) {
-      log.error("{} {} failed: {} request_id={}", ctx.request().method(), RequestIds.loggable(ctx.request().path()),
-          ApiError.describe(f), RequestIds.of(ctx), f);
-    }
+    if (code >= 500) logServerError(ctx, code, f == null ? httpReason(code) : ApiError.describe(f), f);
     send(ctx, code, ApiError.of(code, f == null ? httpReason(code) : ApiError.describe(f)).body());
+  }
+
+  /**
+   * The one ERROR line of a 5xx (the access line is only a WARN with the status): method, path, status, the error text
+   * and the request id, with the cause's stack trace when there is one. A 4xx never comes here.
+   */
+  private static void logServerError(RoutingContext ctx, int status, String text, Throwable cause) {
+    log.error("{} {} {} failed: {} request_id={}", ctx.request().method(), RequestIds.loggable(ctx.request().path()),
+        status, text, RequestIds.of(ctx), cause);
   }
 
   /**

@@ -5,11 +5,16 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import java.util.concurrent.TimeUnit;
 
-/** {@code GET /health} and {@code GET /status} (API.md §5.1). */
+/**
+ * {@code GET /health} and {@code GET /status} (API.md §5.1), and the liveness probe {@code GET /health/live}: 200
+ * {@code {"status":"alive"}} with no database round trip, so an outage of PostgreSQL (while pushes spool) does not make
+ * an orchestrator restart the broker; {@code /health} is the readiness probe.
+ */
 final class HealthRoutes {
   /** Ours is the same segment engine as Queen's, implemented on Vert.x. */
   static final String ENGINE = "segments";
   private static final long HEALTH_DB_TIMEOUT_MS = 5000;
+  private static final io.vertx.core.buffer.Buffer ALIVE = new JsonObject().put("status", "alive").toBuffer();
 
   private HealthRoutes() {}
 
@@ -27,6 +32,7 @@ final class HealthRoutes {
               .put("server", config.serverId());
           ErrorContract.send(ctx, up ? 200 : 503, body);
         }));
+    routes.get("/health/live", ctx -> ErrorContract.send(ctx, 200, ALIVE));
     routes.get("/status", ctx -> ErrorContract.send(ctx, 200,
         new JsonObject().put("status", "ok").put("engine", ENGINE)));
   }

@@ -156,7 +156,7 @@ final class WebhookRoutes {
     V1Error v = asV1(e);
     if (v.status >= 500) {
       log.error("{} {} failed: {} request_id={}", ctx.request().method(), ctx.request().path(), ApiError.describe(e),
-          RequestIds.of(ctx), e instanceof V1Error || e instanceof ApiError ? null : e);
+          RequestIds.of(ctx), e instanceof V1Error ? null : e instanceof ApiError a ? a.getCause() : e);
     }
     ErrorContract.send(ctx, v.status, new JsonObject()
         .put("error", new JsonObject().put("code", v.code).put("message", v.getMessage()))
