@@ -73,7 +73,9 @@ public final class Node implements AutoCloseable {
     BrokerMetrics metrics;
     try {
       Config.Database db = effective.database().orElseThrow();
-      if (embedded.isEmpty()) awaitDatabase(db, effective.startup().dbConnectTimeoutS());
+      // only when the schema is applied at boot: with QUEEN_APPLY_SCHEMA=false a node boots without its database
+      // (pushes spool until PostgreSQL is back)
+      if (embedded.isEmpty() && effective.applySchema()) awaitDatabase(db, effective.startup().dbConnectTimeoutS());
       if (effective.applySchema()) Migrations.apply(db);
       metrics = new BrokerMetrics();
       vertx = createVertx(effective, metrics);
