@@ -11,9 +11,10 @@ import java.util.function.Function;
  * defaults (shared/spec/API.md §7). This is the only class that reads {@code System.getenv}; everything else receives
  * a {@code Config}.
  *
- * <p>Parsing rules follow Queen: booleans are strict ({@code true/false, 1/0, yes/no, on/off}, trimmed,
- * case-insensitive; empty means the default, anything else is a fatal boot error); integers are lax (an unparseable
- * value silently becomes the default).
+ * <p>Parsing is strict: booleans accept {@code true/false, 1/0, yes/no, on/off} (trimmed, case-insensitive); an
+ * empty or unset variable means the default; an integer or number that does not parse, or is out of its range, and a
+ * malformed {@code QUEEN_ENCRYPTION_KEY} throw {@link ConfigException}, whose one-line message names the variable,
+ * the value and what is accepted. Parsing happens before anything starts (no PostgreSQL, no port).
  */
 public record Config(
     int port,
@@ -50,12 +51,10 @@ public record Config(
     int retentionBatchSize,
     Path fileBufferDir,
     long fileBufferFlushMs,
-    int fileBufferMaxBatch,
     int fileBufferEventsPerFile,
     // security
     Optional<String> encryptionKeyHex,
     boolean tenancyHeader,
-    boolean kvTrustedProxy,
     Jwt jwt,
     // cluster
     boolean clustered,
@@ -70,7 +69,9 @@ public record Config(
     long redriveStaleMs,
     Map<String, java.util.UUID> webhookApiKeys,
     /** Network exposure: HTTP connection limits and what the public metrics reveal. */
-    Exposure exposure) {
+    Exposure exposure,
+    /** How the node waits for what it needs at boot. */
+    Startup startup) {
 
   public static final String VERSION = "0.1.0";
 
@@ -107,6 +108,18 @@ public record Config(
       }
       return FALLBACK_MAX_CONNECTIONS;
     }
+  }
+
+  /**
+   * Boot behaviour.
+   *
+   * @param dbConnectTimeoutS {@code QUEEN_DB_CONNECT_TIMEOUT_S} (180; 0 tries once): how long an external PostgreSQL
+   *     that does not accept connections at boot is retried (backoff 0.5 s doubling to 5 s, one log line per attempt)
+   *     before the node gives up and exits 1. Only when the schema is applied at boot ({@code QUEEN_APPLY_SCHEMA},
+   *     the default): a node with {@code QUEEN_APPLY_SCHEMA=false} boots without waiting and spools pushes.
+   */
+  public record Startup(int dbConnectTimeoutS) {
+    public static final int DEFAULT_DB_CONNECT_TIMEOUT_S = 180;
   }
 
   /** JWT settings (API.md §2.1); only read when {@code enabled}. */
@@ -147,7 +160,7 @@ public record Config(
       if (dbName.isEmpty()) dbName = e.str("PG_DB", "postgres");
       db = Optional.of(new Database(
           e.str("PG_HOST", "localhost"),
-          e.integer("PG_PORT", 5432),
+          e.integer("PG_PORT", 5432, 1, 65535),
           dbName,
           e.str("PG_USER", "postgres"),
           env.getOrDefault("PG_PASSWORD", "postgres"),
@@ -156,7 +169,7 @@ public record Config(
 
     String bind = e.str("QUEEN_BIND_ADDR", e.str("HOST", "0.0.0.0"));
     if (bind.contains(":") && !bind.startsWith("[") && bind.chars().filter(c -> c == ':').count() == 1) {
-      throw new IllegalArgumentException("QUEEN_BIND_ADDR must be a host without a port, got '" + bind + "'");
+      throw ConfigException.of("QUEEN_BIND_ADDR", bind, "a host or IP address without a port");
     }
 
     long popTimeout = e.lng("DEFAULT_TIMEOUT", e.lng("POP_DEFAULT_TIMEOUT_MS", 30000));
@@ -193,11 +206,11 @@ public record Config(
     String bufferDir = e.str("FILE_BUFFER_DIR", "");
 
     return new Config(
-        e.integer("PORT", 6632),
+        e.integer("PORT", 6632, 1, 65535),
         bind,
         db,
         dataDir,
-        e.integer("QUEEN_EMBEDDED_PG_PORT", 0),
+        e.integer("QUEEN_EMBEDDED_PG_PORT", 0, 0, 65535),
         Math.max(16, e.integer("QUEEN_EMBEDDED_PG_SHARED_BUFFERS_MB", defaultSharedBuffersMb())),
         Math.max(1, e.integer("DB_POOL_SIZE", 160)),
         e.integer("QUEEN_STMT_TIMEOUT_MS", 30000),
@@ -211,7 +224,7 @@ public record Config(
         e.integer("POP_WAIT_BACKOFF_THRESHOLD", 3),
         e.dbl("POP_WAIT_BACKOFF_MULTIPLIER", 2.0),
         e.lng("POP_WAIT_MAX_INTERVAL_MS", 1000),
-        e.integer("QUEEN_V2_ZSTD_LEVEL", 3),
+        e.integer("QUEEN_V2_ZSTD_LEVEL", 3, -7, 22),
         e.integer("QUEEN_SEGMENT_CACHE_ENTRIES", 4096),
         "0".equals(e.str("QUEEN_DEDUP_CACHE", "").trim()) ? 0 : Math.max(0, e.integer("QUEEN_DEDUP_CACHE_MB", 512)),
         Math.max(1, e.integer("QUEEN_PUSH_BUNDLES_IN_FLIGHT", 8)),
@@ -220,15 +233,13 @@ public record Config(
         e.integer("RETENTION_BATCH_SIZE", 1000),
         bufferDir.isEmpty() ? dataDir.resolve("buffers") : Path.of(bufferDir).toAbsolutePath(),
         e.lng("FILE_BUFFER_FLUSH_MS", 100),
-        e.integer("FILE_BUFFER_MAX_BATCH", 100),
         e.integer("FILE_BUFFER_EVENTS_PER_FILE", 10000),
-        key.isEmpty() ? Optional.empty() : Optional.of(key),
+        key.isEmpty() ? Optional.empty() : Optional.of(checkKey(key)),
         e.bool("QUEEN_TENANCY_HEADER", false),
-        e.bool("QUEEN_KV_TRUSTED_PROXY", false),
         jwt,
         clustered,
         members.isEmpty() ? "127.0.0.1" : members,
-        e.integer("QUEEN_CLUSTER_PORT", 5701),
+        e.integer("QUEEN_CLUSTER_PORT", 5701, 1, 65535),
         e.str("QUEEN_CLUSTER_INTERFACE", ""),
         e.str("QUEEN_CLUSTER_NAME", "queen-vertx"),
         Path.of(e.str("QUEEN_CLUSTER_CONFIG", "cluster.xml")),
@@ -241,27 +252,57 @@ public record Config(
             Math.max(0, e.integer("QUEEN_HTTP_IDLE_TIMEOUT_S", Exposure.DEFAULT_IDLE_TIMEOUT_S)),
             Math.max(0, e.lng("QUEEN_HTTP_HEADER_TIMEOUT_MS", Exposure.DEFAULT_HEADER_TIMEOUT_MS)),
             Math.max(0, e.integer("QUEEN_HTTP_MAX_CONNECTIONS", Exposure.defaultMaxConnections())),
-            e.bool("QUEEN_METRICS_HIDE_QUEUES", e.bool("QUEEN_TENANCY_HEADER", false))));
+            e.bool("QUEEN_METRICS_HIDE_QUEUES", e.bool("QUEEN_TENANCY_HEADER", false))),
+        new Startup(e.integer("QUEEN_DB_CONNECT_TIMEOUT_S", Startup.DEFAULT_DB_CONNECT_TIMEOUT_S, 0, 86_400)));
+  }
+
+  /**
+   * {@code QUEEN_ENCRYPTION_KEY} must be 64 hexadecimal characters. The message gives the length and the first
+   * offending position, never the key itself (it is a secret).
+   */
+  static String checkKey(String key) {
+    String accepted = "64 hexadecimal characters [0-9a-fA-F] (a 32-byte AES-256 key)";
+    if (key.length() != 64) {
+      throw new ConfigException("QUEEN_ENCRYPTION_KEY (a value of " + key.length() + " characters, not shown) is not"
+          + " accepted: " + accepted);
+    }
+    for (int i = 0; i < key.length(); i++) {
+      if (Character.digit(key.charAt(i), 16) < 0) {
+        throw new ConfigException("QUEEN_ENCRYPTION_KEY (64 characters, not shown; character " + i
+            + " is not hexadecimal) is not accepted: " + accepted);
+      }
+    }
+    return key;
   }
 
   /** A copy with another HTTP port (tests start nodes on free ports). */
   public Config withPort(int newPort) {
-    return new Config(newPort, bindAddress, database, dataDir, embeddedPgPort, embeddedPgSharedBuffersMb, dbPoolSize, statementTimeoutMs,
-        maxBodyBytes, applySchema, serverId, version, popDefaultTimeoutMs, defaultSubscriptionMode,
-        popWaitInitialIntervalMs, popWaitBackoffThreshold, popWaitBackoffMultiplier, popWaitMaxIntervalMs, zstdLevel,
-        segmentCacheEntries, dedupCacheMb, pushBundlesInFlight, pushPartitionsPerBundle, retentionIntervalMs, retentionBatchSize, fileBufferDir, fileBufferFlushMs,
-        fileBufferMaxBatch, fileBufferEventsPerFile, encryptionKeyHex, tenancyHeader, kvTrustedProxy, jwt, clustered,
-        clusterMembers, clusterPort, clusterInterface, clusterName, clusterConfig, httpInstances, cacheRefreshIntervalMs, accessLog, redriveStaleMs, webhookApiKeys, exposure);
+    return copy(Map.of("port", newPort));
   }
 
   /** A copy pointing at a given database (tests share one embedded PostgreSQL between nodes). */
   public Config withDatabase(Database db) {
-    return new Config(port, bindAddress, Optional.of(db), dataDir, embeddedPgPort, embeddedPgSharedBuffersMb, dbPoolSize, statementTimeoutMs,
-        maxBodyBytes, applySchema, serverId, version, popDefaultTimeoutMs, defaultSubscriptionMode,
-        popWaitInitialIntervalMs, popWaitBackoffThreshold, popWaitBackoffMultiplier, popWaitMaxIntervalMs, zstdLevel,
-        segmentCacheEntries, dedupCacheMb, pushBundlesInFlight, pushPartitionsPerBundle, retentionIntervalMs, retentionBatchSize, fileBufferDir, fileBufferFlushMs,
-        fileBufferMaxBatch, fileBufferEventsPerFile, encryptionKeyHex, tenancyHeader, kvTrustedProxy, jwt, clustered,
-        clusterMembers, clusterPort, clusterInterface, clusterName, clusterConfig, httpInstances, cacheRefreshIntervalMs, accessLog, redriveStaleMs, webhookApiKeys, exposure);
+    return copy(Map.of("database", Optional.of(db)));
+  }
+
+  /**
+   * A copy with the named components replaced, by reflection over the record's components, so that adding a
+   * component never means repeating every other one by position.
+   */
+  private Config copy(Map<String, Object> replaced) {
+    var components = Config.class.getRecordComponents();
+    Object[] values = new Object[components.length];
+    Class<?>[] types = new Class<?>[components.length];
+    try {
+      for (int i = 0; i < components.length; i++) {
+        String name = components[i].getName();
+        types[i] = components[i].getType();
+        values[i] = replaced.containsKey(name) ? replaced.get(name) : components[i].getAccessor().invoke(this);
+      }
+      return Config.class.getDeclaredConstructor(types).newInstance(values);
+    } catch (ReflectiveOperationException e) {
+      throw new IllegalStateException("cannot copy Config", e);
+    }
   }
 
   /**
@@ -291,8 +332,14 @@ public record Config(
       if (p.isEmpty()) continue;
       int eq = p.indexOf('=');
       String key = eq < 0 ? p : p.substring(0, eq).trim();
-      java.util.UUID tenant = eq < 0 ? java.util.UUID.fromString("00000000-0000-0000-0000-000000000001")
-          : java.util.UUID.fromString(p.substring(eq + 1).trim());
+      java.util.UUID tenant;
+      try {
+        tenant = eq < 0 ? java.util.UUID.fromString("00000000-0000-0000-0000-000000000001")
+            : java.util.UUID.fromString(p.substring(eq + 1).trim());
+      } catch (IllegalArgumentException e) {
+        throw new ConfigException("QUEEN_WEBHOOK_API_KEYS: the tenant of entry " + (key.isEmpty() ? "''" : "'" + key.charAt(0) + "...'")
+            + " is not accepted ('" + p.substring(eq + 1).trim() + "'): a tenant UUID after '='");
+      }
       if (!key.isEmpty()) keys.put(key, tenant);
     }
     return java.util.Collections.unmodifiableMap(keys);
@@ -305,27 +352,50 @@ public record Config(
     }
 
     int integer(String k, int def) {
-      try {
-        return Integer.parseInt(get.apply(k));
-      } catch (NumberFormatException ex) {
-        return def;
-      }
+      return integer(k, def, Integer.MIN_VALUE, Integer.MAX_VALUE);
+    }
+
+    int integer(String k, int def, int min, int max) {
+      return (int) lng(k, def, min, max);
     }
 
     long lng(String k, long def) {
+      return lng(k, def, Long.MIN_VALUE, Long.MAX_VALUE);
+    }
+
+    long lng(String k, long def, long min, long max) {
+      String v = get.apply(k);
+      if (v.isEmpty()) return def;
+      String accepted = "an integer" + range(min, max);
+      long parsed;
       try {
-        return Long.parseLong(get.apply(k));
+        parsed = Long.parseLong(v);
       } catch (NumberFormatException ex) {
-        return def;
+        throw ConfigException.of(k, v, accepted);
       }
+      if (parsed < min || parsed > max) throw ConfigException.of(k, v, accepted);
+      return parsed;
     }
 
     double dbl(String k, double def) {
+      String v = get.apply(k);
+      if (v.isEmpty()) return def;
       try {
-        return Double.parseDouble(get.apply(k));
+        double d = Double.parseDouble(v);
+        if (Double.isFinite(d)) return d;
       } catch (NumberFormatException ex) {
-        return def;
+        // reported below
       }
+      throw ConfigException.of(k, v, "a finite number");
+    }
+
+    private static String range(long min, long max) {
+      boolean lo = min != Integer.MIN_VALUE && min != Long.MIN_VALUE;
+      boolean hi = max != Integer.MAX_VALUE && max != Long.MAX_VALUE;
+      if (lo && hi) return " from " + min + " to " + max;
+      if (lo) return " of at least " + min;
+      if (hi) return " of at most " + max;
+      return max == Integer.MAX_VALUE ? " (32-bit)" : "";
     }
 
     boolean bool(String k, boolean def) {
@@ -334,7 +404,7 @@ public record Config(
         case "" -> def;
         case "true", "1", "yes", "on" -> true;
         case "false", "0", "no", "off" -> false;
-        default -> throw new IllegalArgumentException(k + " must be a boolean (true/false, 1/0, yes/no, on/off), got '" + v + "'");
+        default -> throw ConfigException.of(k, get.apply(k), "a boolean (true/false, 1/0, yes/no, on/off)");
       };
     }
   }

@@ -73,6 +73,9 @@ public final class Node implements AutoCloseable {
     BrokerMetrics metrics;
     try {
       Config.Database db = effective.database().orElseThrow();
+      // only when the schema is applied at boot: with QUEEN_APPLY_SCHEMA=false a node boots without its database
+      // (pushes spool until PostgreSQL is back)
+      if (embedded.isEmpty() && effective.applySchema()) awaitDatabase(db, effective.startup().dbConnectTimeoutS());
       if (effective.applySchema()) Migrations.apply(db);
       metrics = new BrokerMetrics();
       vertx = createVertx(effective, metrics);
@@ -120,16 +123,93 @@ public final class Node implements AutoCloseable {
           io.queenvertx.auth.AuthHandler.verifier(vertx, effective.jwt()));
       ids.add(await(vertx.deployVerticle(new io.queenvertx.http.EventBusApiVerticle(ctx, auth))));
       // last: the network is served only once every verticle it talks to is listening
-      ids.add(await(vertx.deployVerticle(() -> new HttpVerticle(ctx),
-          new DeploymentOptions().setInstances(effective.httpInstances()))));
-      log.info("queen-vertx {} node {} listening on {}:{}", Config.VERSION, effective.serverId(),
-          effective.bindAddress(), effective.port());
+      try {
+        ids.add(await(vertx.deployVerticle(() -> new HttpVerticle(ctx),
+            new DeploymentOptions().setInstances(effective.httpInstances()))));
+      } catch (Exception e) {
+        if (portInUse(e)) {
+          throw new BootException("port " + effective.port() + " on " + effective.bindAddress()
+              + " is already in use (PORT)", 2);
+        }
+        throw e;
+      }
+      log.info("ready: queen-vertx {} node {} at http://{}:{} data dir {} PostgreSQL {} cluster {}", Config.VERSION,
+          effective.serverId(), effective.bindAddress(), effective.port(), effective.dataDir(),
+          embedded.isPresent() ? "embedded at " + describe(db) : describe(db), membership(effective, vertx));
       return new Node(effective, embedded, vertx, pool, ids, cache, gate);
     } catch (Exception e) {
       if (vertx != null) vertx.close();
       embedded.ifPresent(EmbeddedDatabase::close);
       throw e;
     }
+  }
+
+  /** {@code host:port/database}, for log lines. */
+  static String describe(Config.Database db) {
+    return db.host() + ":" + db.port() + "/" + db.database();
+  }
+
+  private static String membership(Config config, Vertx vertx) {
+    if (!config.clustered()) return "none (standalone)";
+    var manager = ((io.vertx.core.internal.VertxInternal) vertx).clusterManager();
+    int size = manager == null ? 1 : manager.getNodes().size();
+    return "'" + config.clusterName() + "' with " + size + (size == 1 ? " member" : " members")
+        + " (seeds " + config.clusterMembers() + ")";
+  }
+
+  /** A listen that failed because another socket holds the address (JDK or native transport wording). */
+  static boolean portInUse(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof java.net.BindException) return true;
+      if (t.getMessage() != null && t.getMessage().contains("Address already in use")) return true;
+    }
+    return false;
+  }
+
+  /**
+   * Waits until the external PostgreSQL accepts a connection: nodes of a fleet often start before their database.
+   * Retries with a backoff of 0.5 s doubling to 5 s and one log line per failed attempt, for at most
+   * {@code timeoutS} seconds (0: one attempt), then fails with a one-line {@link BootException} (exit 1). Runs on
+   * the boot thread, never on an event loop.
+   */
+  static void awaitDatabase(Config.Database db, int timeoutS) {
+    var props = new java.util.Properties();
+    props.setProperty("user", db.user());
+    props.setProperty("password", db.password());
+    props.setProperty("connectTimeout", "5");
+    props.setProperty("loginTimeout", "10");
+    String url = Migrations.jdbcUrl(db);
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutS);
+    long backoffMs = 500;
+    for (int attempt = 1; ; attempt++) {
+      String error;
+      try (var c = java.sql.DriverManager.getConnection(url, props)) {
+        if (attempt > 1) log.info("PostgreSQL {} is reachable (attempt {})", describe(db), attempt);
+        return;
+      } catch (java.sql.SQLException e) {
+        error = oneLine(e);
+      }
+      long leftMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+      if (leftMs <= 0) {
+        throw new BootException("PostgreSQL " + describe(db) + " unreachable after " + attempt
+            + (attempt == 1 ? " attempt" : " attempts") + " (QUEEN_DB_CONNECT_TIMEOUT_S=" + timeoutS + "): " + error, 1);
+      }
+      long waitMs = Math.min(backoffMs, leftMs);
+      log.warn("PostgreSQL {} not reachable (attempt {}): {}; retrying in {} ms", describe(db), attempt, error, waitMs);
+      try {
+        Thread.sleep(waitMs); // the boot thread backing off, not a test synchronisation
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new BootException("interrupted while waiting for PostgreSQL " + describe(db), 1);
+      }
+      backoffMs = Math.min(5000, backoffMs * 2);
+    }
+  }
+
+  private static String oneLine(Throwable e) {
+    String m = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+    int nl = m.indexOf('\n');
+    return nl < 0 ? m : m.substring(0, nl);
   }
 
   private static Vertx createVertx(Config config, BrokerMetrics metrics) throws Exception {
@@ -177,7 +257,7 @@ public final class Node implements AutoCloseable {
       try {
         return EnvelopeCipher.fromHex(hex);
       } catch (IllegalArgumentException e) {
-        throw new IllegalArgumentException("QUEEN_ENCRYPTION_KEY: " + e.getMessage(), e);
+        throw new ConfigException("QUEEN_ENCRYPTION_KEY: " + e.getMessage());
       }
     });
   }
@@ -197,10 +277,10 @@ public final class Node implements AutoCloseable {
     if (!jwt.enabled()) return;
     var algs = java.util.Set.of("HS256", "HS384", "HS512", "RS256", "RS384", "RS512", "EDDSA", "AUTO");
     if (!algs.contains(jwt.algorithm().toUpperCase(java.util.Locale.ROOT))) {
-      throw new IllegalArgumentException("JWT_ALGORITHM " + jwt.algorithm() + " is not supported");
+      throw ConfigException.of("JWT_ALGORITHM", jwt.algorithm(), "one of HS256, HS384, HS512, RS256, RS384, RS512, EdDSA, auto");
     }
     if (jwt.secret().isEmpty() && jwt.publicKey().isBlank() && jwt.jwksUrl().isEmpty()) {
-      throw new IllegalArgumentException("JWT_ENABLED needs JWT_SECRET, JWT_PUBLIC_KEY or JWT_JWKS_URL");
+      throw new ConfigException("JWT_ENABLED=true needs JWT_SECRET, JWT_PUBLIC_KEY or JWT_JWKS_URL (all are empty)");
     }
   }
 

@@ -34,9 +34,59 @@ class ConfigTest {
   }
 
   @Test
-  void integersAreLaxAndFallBackToTheDefault() {
-    assertThat(Config.from(Map.of("PORT", "abc")).port()).isEqualTo(6632);
+  void integersAreStrictAndABadOneNamesTheVariableTheValueAndTheRange() {
     assertThat(Config.from(Map.of("DB_POOL_SIZE", "12")).dbPoolSize()).isEqualTo(12);
+    assertThat(Config.from(Map.of("PORT", " ")).port()).isEqualTo(6632);
+    assertThatThrownBy(() -> Config.from(Map.of("PORT", "abc")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage("PORT='abc' is not accepted: an integer from 1 to 65535");
+    assertThatThrownBy(() -> Config.from(Map.of("PORT", "70000")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage("PORT='70000' is not accepted: an integer from 1 to 65535");
+    assertThatThrownBy(() -> Config.from(Map.of("DB_POOL_SIZE", "12x")))
+        .isInstanceOf(ConfigException.class).hasMessageStartingWith("DB_POOL_SIZE='12x' is not accepted: an integer");
+    assertThatThrownBy(() -> Config.from(Map.of("RETENTION_INTERVAL", "5s")))
+        .isInstanceOf(ConfigException.class).hasMessageStartingWith("RETENTION_INTERVAL='5s' is not accepted");
+    assertThatThrownBy(() -> Config.from(Map.of("POP_WAIT_BACKOFF_MULTIPLIER", "two")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage("POP_WAIT_BACKOFF_MULTIPLIER='two' is not accepted: a finite number");
+    assertThatThrownBy(() -> Config.from(Map.of("QUEEN_DB_CONNECT_TIMEOUT_S", "-1")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageStartingWith("QUEEN_DB_CONNECT_TIMEOUT_S='-1' is not accepted: an integer from 0 to");
+  }
+
+  @Test
+  void theDatabaseConnectTimeoutDefaultsToThreeMinutes() {
+    assertThat(Config.from(Map.of()).startup().dbConnectTimeoutS()).isEqualTo(180);
+    assertThat(Config.from(Map.of("QUEEN_DB_CONNECT_TIMEOUT_S", "0")).startup().dbConnectTimeoutS()).isZero();
+  }
+
+  @Test
+  void aMalformedEncryptionKeyIsAConfigErrorThatDoesNotShowTheKey() {
+    String good = "0123456789abcdef".repeat(4);
+    assertThat(Config.from(Map.of("QUEEN_ENCRYPTION_KEY", good)).encryptionKeyHex()).contains(good);
+    assertThatThrownBy(() -> Config.from(Map.of("QUEEN_ENCRYPTION_KEY", "zz")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage("QUEEN_ENCRYPTION_KEY (a value of 2 characters, not shown) is not accepted: "
+            + "64 hexadecimal characters [0-9a-fA-F] (a 32-byte AES-256 key)");
+    String badChar = good.substring(0, 10) + "g" + good.substring(11);
+    assertThatThrownBy(() -> Config.from(Map.of("QUEEN_ENCRYPTION_KEY", badChar)))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("character 10 is not hexadecimal")
+        .hasMessageNotContaining(badChar);
+  }
+
+  @Test
+  void copiesReplaceOneComponentAndKeepTheRest() {
+    Config c = Config.from(Map.of("QUEEN_TENANCY_HEADER", "on", "QUEEN_DB_CONNECT_TIMEOUT_S", "7"));
+    Config moved = c.withPort(7001);
+    assertThat(moved.port()).isEqualTo(7001);
+    assertThat(moved).isEqualTo(c.withPort(c.port()).withPort(7001));
+    assertThat(moved.tenancyHeader()).isTrue();
+    assertThat(moved.startup().dbConnectTimeoutS()).isEqualTo(7);
+    var db = new Config.Database("h", 1234, "d", "u", "p", false);
+    assertThat(c.withDatabase(db).database()).contains(db);
+    assertThat(c.withDatabase(db).withPort(c.port()).serverId()).isEqualTo(c.serverId());
   }
 
   @Test
@@ -53,7 +103,8 @@ class ConfigTest {
     assertThat(Config.from(Map.of("QUEEN_TENANCY_HEADER", " Yes ")).tenancyHeader()).isTrue();
     assertThat(Config.from(Map.of("QUEEN_TENANCY_HEADER", "off")).tenancyHeader()).isFalse();
     assertThatThrownBy(() -> Config.from(Map.of("QUEEN_TENANCY_HEADER", "maybe")))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("QUEEN_TENANCY_HEADER");
+        .isInstanceOf(ConfigException.class)
+        .hasMessage("QUEEN_TENANCY_HEADER='maybe' is not accepted: a boolean (true/false, 1/0, yes/no, on/off)");
   }
 
   @Test

@@ -30,7 +30,15 @@ public final class BrokerProcess implements AutoCloseable {
   }
 
   public static BrokerProcess start(Map<String, String> env) throws Exception {
-    int port = env.containsKey("PORT") ? Integer.parseInt(env.get("PORT")) : TestNode.freePort();
+    var p = launch(env);
+    p.awaitHealthy(Duration.ofSeconds(120));
+    return p;
+  }
+
+  /** Starts the process without waiting for it to serve (boot tests watch it fail or wait themselves). */
+  public static BrokerProcess launch(Map<String, String> env) throws Exception {
+    // a PORT that is not a number is passed on as it is (boot tests); the handle then keeps a free port of its own
+    int port = env.getOrDefault("PORT", "").matches("[0-9]{1,5}") ? Integer.parseInt(env.get("PORT")) : TestNode.freePort();
     Path log = Files.createTempFile("queen-node-" + port, ".log");
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
@@ -42,9 +50,19 @@ public final class BrokerProcess implements AutoCloseable {
     pb.environment().put("PORT", Integer.toString(port));
     pb.environment().put("QUEEN_BIND_ADDR", "127.0.0.1"); // loopback only, unless the test says otherwise
     pb.environment().putAll(env);
-    var p = new BrokerProcess(pb.start(), port, log);
-    p.awaitHealthy(Duration.ofSeconds(120));
-    return p;
+    return new BrokerProcess(pb.start(), port, log);
+  }
+
+  /** The exit code, once the process has ended within {@code max}; fails with the log when it is still running. */
+  public int awaitExit(Duration max) throws Exception {
+    if (!process.waitFor(max.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)) {
+      throw new IllegalStateException("node still running after " + max + ":\n" + Files.readString(log));
+    }
+    return process.exitValue();
+  }
+
+  public boolean alive() {
+    return process.isAlive();
   }
 
   /** A node that shares the test PostgreSQL. */
@@ -58,7 +76,8 @@ public final class BrokerProcess implements AutoCloseable {
     return start(env);
   }
 
-  private void awaitHealthy(Duration max) throws Exception {
+  /** Waits until {@code /health} answers 200; fails with the log when the process dies or time runs out. */
+  public void awaitHealthy(Duration max) throws Exception {
     var http = TestNode.HTTP;
     try {
       org.awaitility.Awaitility.await().atMost(max).pollInterval(Duration.ofMillis(200)).until(() -> {
