@@ -60,6 +60,8 @@ public record Config(
     boolean clustered,
     String clusterMembers,
     int clusterPort,
+    /** QUEEN_CLUSTER_BUS_PORT: TCP port of the clustered event bus; 0 picks a free one. */
+    int clusterBusPort,
     String clusterInterface,
     String clusterName,
     Path clusterConfig,
@@ -240,6 +242,7 @@ public record Config(
         clustered,
         members.isEmpty() ? "127.0.0.1" : members,
         e.integer("QUEEN_CLUSTER_PORT", 5701, 1, 65535),
+        e.integer("QUEEN_CLUSTER_BUS_PORT", 0, 0, 65535),
         e.str("QUEEN_CLUSTER_INTERFACE", ""),
         e.str("QUEEN_CLUSTER_NAME", "queen-vertx"),
         Path.of(e.str("QUEEN_CLUSTER_CONFIG", "cluster.xml")),

@@ -220,6 +220,7 @@ public final class Node implements AutoCloseable {
     var factory = new io.vertx.micrometer.MicrometerMetricsFactory(metrics.registry());
     if (!config.clustered()) return Vertx.builder().with(options).withMetrics(factory).build();
     options.getEventBusOptions().setHost(config.clusterInterface().isEmpty() ? "127.0.0.1" : config.clusterInterface());
+    options.getEventBusOptions().setPort(config.clusterBusPort());
     var manager = new HazelcastClusterManager(ClusterConfig.load(config));
     return await(Vertx.builder().with(options).withMetrics(factory).withClusterManager(manager).buildClustered());
   }

@@ -119,4 +119,12 @@ class ConfigTest {
         .isEqualTo(5);
     assertThat(Config.from(Map.of("POP_DEFAULT_TIMEOUT_MS", "7")).popDefaultTimeoutMs()).isEqualTo(7);
   }
+
+  @Test
+  void theEventBusPortIsRandomByDefaultAndCanBeFixed() {
+    assertThat(Config.from(Map.of()).clusterBusPort()).isZero();
+    assertThat(Config.from(Map.of("QUEEN_CLUSTER_BUS_PORT", "5801")).clusterBusPort()).isEqualTo(5801);
+    assertThatThrownBy(() -> Config.from(Map.of("QUEEN_CLUSTER_BUS_PORT", "70000")))
+        .hasMessageContaining("QUEEN_CLUSTER_BUS_PORT");
+  }
 }

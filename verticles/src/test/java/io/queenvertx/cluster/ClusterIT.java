@@ -19,6 +19,8 @@ import org.junit.jupiter.api.Test;
 class ClusterIT {
   static TestNode a;
   static TestNode b;
+  /** Node a's event bus listens on a port set by QUEEN_CLUSTER_BUS_PORT; b's is picked at random. */
+  static final int busPortA = TestNode.freePort();
 
   @BeforeAll
   static void start() throws Exception {
@@ -26,7 +28,9 @@ class ClusterIT {
     var env = Map.of("QUEEN_CLUSTER", "true", "QUEEN_CLUSTER_NAME", cluster, "QUEEN_CLUSTER_MEMBERS", "127.0.0.1",
         "QUEEN_CLUSTER_PORT", "5901", "QUEEN_TENANCY_HEADER", "true",
         "POP_WAIT_INITIAL_INTERVAL_MS", "5000", "POP_WAIT_MAX_INTERVAL_MS", "5000");
-    var fa = CompletableFuture.supplyAsync(() -> TestNode.start(env));
+    var envA = new java.util.HashMap<>(env);
+    envA.put("QUEEN_CLUSTER_BUS_PORT", Integer.toString(busPortA));
+    var fa = CompletableFuture.supplyAsync(() -> TestNode.start(envA));
     var fb = CompletableFuture.supplyAsync(() -> TestNode.start(env));
     a = fa.get();
     b = fb.get();
@@ -114,5 +118,13 @@ class ClusterIT {
       assertThat(gateA.queries()).isEqualTo(qa + 1);
       assertThat(gateB.queries()).isEqualTo(qb + 1);
     });
+  }
+
+  @Test
+  void theEventBusListensOnTheConfiguredPort() throws Exception {
+    try (var s = new java.net.Socket()) {
+      s.connect(new java.net.InetSocketAddress("127.0.0.1", busPortA), 2000);
+      assertThat(s.isConnected()).isTrue();
+    }
   }
 }
