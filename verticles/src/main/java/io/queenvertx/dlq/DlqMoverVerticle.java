@@ -125,9 +125,9 @@ public final class DlqMoverVerticle extends VerticleBase {
 
   /** Read on every move (never cached), so a configure that has answered is seen by the next replay. */
   private Future<Boolean> destinationEncrypted(UUID tenant, String queue) {
-    return node.pool().preparedQuery("SELECT encryption_enabled FROM queen.queues WHERE tenant_id = $1 AND name = $2")
+    return node.pool().preparedQuery("SELECT queen.queue_encryption($1, $2)")
         .execute(Tuple.of(tenant, queue))
-        .map(rows -> rows.size() > 0 && Boolean.TRUE.equals(rows.iterator().next().getBoolean(0)));
+        .map(rows -> Boolean.TRUE.equals(rows.iterator().next().getBoolean(0)));
   }
 
   /**
