@@ -20,10 +20,8 @@ import java.util.concurrent.TimeUnit;
  */
 final class FaultBroker implements AutoCloseable {
   static final Duration BOOT = Duration.ofSeconds(120);
-  private static final List<String> JVM_FLAGS = List.of("--add-modules", "java.se",
-      "--add-exports", "java.base/jdk.internal.ref=ALL-UNNAMED", "--add-opens", "java.base/java.lang=ALL-UNNAMED",
-      "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens", "java.management/sun.management=ALL-UNNAMED",
-      "--add-opens", "jdk.management/com.sun.management.internal=ALL-UNNAMED", "-Xmx384m");
+  private static final List<String> JVM_FLAGS = java.util.stream.Stream.concat(
+      io.queenvertx.testing.BrokerProcess.MODULE_FLAGS.stream(), java.util.stream.Stream.of("-Xmx384m")).toList();
 
   private final Path home;
   private final int port;

@@ -14,10 +14,13 @@ import java.util.Map;
 
 /** A broker node in its own JVM (a real separate process), started from the test classpath. */
 public final class BrokerProcess implements AutoCloseable {
-  private static final List<String> JVM_FLAGS = List.of("--add-modules", "java.se",
+  /** The module flags a broker JVM needs on Java 17 (Hazelcast, Netty, JVM metrics); the heap is the caller's. */
+  public static final List<String> MODULE_FLAGS = List.of("--add-modules", "java.se",
       "--add-exports", "java.base/jdk.internal.ref=ALL-UNNAMED", "--add-opens", "java.base/java.lang=ALL-UNNAMED",
       "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens", "java.management/sun.management=ALL-UNNAMED",
-      "--add-opens", "jdk.management/com.sun.management.internal=ALL-UNNAMED", "-Xmx512m");
+      "--add-opens", "jdk.management/com.sun.management.internal=ALL-UNNAMED");
+  private static final List<String> JVM_FLAGS =
+      java.util.stream.Stream.concat(MODULE_FLAGS.stream(), java.util.stream.Stream.of("-Xmx512m")).toList();
 
   private final Process process;
   private final int port;
