@@ -57,6 +57,18 @@ public final class WebhookApi {
 
   /** Mounts the API's sub-router on {@code /v1} of the node's router (through its route table). */
   public static void mount(RouteTable routes, NodeContext node, Vertx vertx) {
+    RouteTable table = routes.subRouter(PREFIX, ORDER, router(vertx));
+    Map<String, UUID> keys = node.config().webhookApiKeys();
+    var store = new WebhookStore(node.pool());
+    EndpointRoutes.mount(table, keys, new EndpointRoutes(store, vertx));
+    DeadLetterRoutes.mount(table, keys, new DeadLetterRoutes(store, node, vertx));
+  }
+
+  /**
+   * The API's sub-router before its routes are added: the exact-path rule first, a 404 behind every route, and the
+   * failure handler that renders every failure in this API's dialect.
+   */
+  static Router router(Vertx vertx) {
     Router sub = Router.router(vertx);
     // Queen's rule, in this dialect: "/v1/endpoints/" is not "/v1/endpoints" (Vert.x would match both).
     sub.route().order(-1).handler(ctx -> {
@@ -64,13 +76,9 @@ public final class WebhookApi {
       if (p.length() > 1 && p.endsWith("/")) ctx.fail(404);
       else ctx.next();
     });
-    RouteTable table = routes.subRouter(PREFIX, ORDER, sub);
-    Map<String, UUID> keys = node.config().webhookApiKeys();
-    var store = new WebhookStore(node.pool());
-    EndpointRoutes.mount(table, keys, new EndpointRoutes(store, vertx));
-    DeadLetterRoutes.mount(table, keys, new DeadLetterRoutes(store, node, vertx));
     sub.route().last().handler(ctx -> ctx.fail(404));
     sub.route().failureHandler(WebhookApi::onFailure);
+    return sub;
   }
 
   /** The route handler of an action: the API key first, then the action, then the envelope. */
