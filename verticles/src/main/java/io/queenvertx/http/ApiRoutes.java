@@ -1,6 +1,7 @@
 package io.queenvertx.http;
 
 import io.queenvertx.boot.NodeContext;
+import io.queenvertx.webhook.api.WebhookApi;
 import io.vertx.core.Vertx;
 
 /** The route list of the broker, in the order of API.md §4. */
@@ -19,7 +20,7 @@ final class ApiRoutes {
     MessageRoutes.mount(routes, node, vertx);
     DlqRoutes.mount(routes, node, vertx, node.cipher());
     RedriveRoutes.mount(routes, node, vertx);
-    WebhookRoutes.mount(routes, node, vertx);
+    WebhookApi.mount(routes, node, vertx);
     SystemRoutes.mount(routes, node, vertx);
     OpenApiRoutes.mount(routes);
   }

@@ -56,12 +56,6 @@ public final class ErrorContract {
     if (f instanceof AuthRefused r) f = ApiError.of(r.status(), r.getMessage());
     var resp = ctx.response();
     if (resp.ended() || resp.closed()) return;
-    if (WebhookRoutes.isV1(routedPath(ctx))) {
-      int st = f instanceof io.vertx.ext.web.handler.HttpException h ? h.getStatusCode()
-          : ctx.statusCode() > 0 ? ctx.statusCode() : 500;
-      WebhookRoutes.routerError(ctx, st, f instanceof io.vertx.ext.web.handler.HttpException ? null : f);
-      return;
-    }
     if (f instanceof ApiError e) {
       if (e.status() >= 500) logServerError(ctx, e.status(), e.getMessage(), e.getCause());
       if (e.status() == 204) {
@@ -111,10 +105,6 @@ public final class ErrorContract {
   public static void fallback(RoutingContext ctx) {
     String path = routedPath(ctx);
     HttpMethod m = ctx.request().method();
-    if (WebhookRoutes.isV1(path)) {
-      WebhookRoutes.routerError(ctx, 404, null);
-      return;
-    }
     boolean api = path.equals("/api") || path.startsWith("/api/") || path.equals("/auth") || path.startsWith("/auth/");
     if (api || !(m == HttpMethod.GET || m == HttpMethod.HEAD)) {
       send(ctx, 404, NO_SUCH_ROUTE);

@@ -10,7 +10,7 @@ import org.slf4j.LoggerFactory;
  * the access log line and in every error log line, so an operator can find a failed call. Every request that ends
  * with a status of 400 or more is logged; with {@code QUEEN_ACCESS_LOG=true} every request is.
  */
-final class RequestIds {
+public final class RequestIds {
   static final String HEADER = "X-Request-Id";
   static final String KEY = "queen.requestId";
   private static final Logger access = LoggerFactory.getLogger("queen.access");
@@ -38,7 +38,8 @@ final class RequestIds {
     ctx.next();
   }
 
-  static String of(RoutingContext ctx) {
+  /** The request id of the exchange (the client's {@code X-Request-Id} or a generated one); "-" before it is set. */
+  public static String of(RoutingContext ctx) {
     String id = ctx.get(KEY);
     return id == null ? "-" : id;
   }

@@ -23,8 +23,10 @@ public final class RouteTable {
 
   private final Router router;
   private final BodyHandler body;
-  private final List<Entry> entries = new ArrayList<>();
+  private final List<Entry> entries;
   private final AuthHandler auth;
+  /** The mount point of this table's router ("" for the top-level router); routes are listed and checked with it. */
+  private final String prefix;
 
   /** A table with no access checks of its own (tests that only read the route list). */
   public RouteTable(Router router, long maxBodyBytes) {
@@ -32,9 +34,26 @@ public final class RouteTable {
   }
 
   public RouteTable(Router router, long maxBodyBytes, AuthHandler auth) {
+    this(router, BodyHandler.create(false).setBodyLimit(maxBodyBytes).setHandleFileUploads(false), auth, "",
+        new ArrayList<>());
+  }
+
+  private RouteTable(Router router, BodyHandler body, AuthHandler auth, String prefix, List<Entry> entries) {
     this.router = router;
-    this.body = BodyHandler.create(false).setBodyLimit(maxBodyBytes).setHandleFileUploads(false);
+    this.body = body;
     this.auth = auth;
+    this.prefix = prefix;
+    this.entries = entries;
+  }
+
+  /**
+   * Mounts {@code sub} as a vertx-web sub-router on {@code prefix + "/*"} at the given route order, and answers the
+   * table of its routes: they are declared relative to the prefix, get this table's body limit and the access check
+   * of their full path, and are listed in this table's {@link #entries()} with the prefix.
+   */
+  public RouteTable subRouter(String prefix, int order, Router sub) {
+    router.route(prefix + "/*").order(order).subRouter(sub);
+    return new RouteTable(sub, body, auth, this.prefix + prefix, entries);
   }
 
   public void get(String path, Handler<RoutingContext> h) {
@@ -55,10 +74,10 @@ public final class RouteTable {
 
   private void add(HttpMethod m, String path, boolean readsBody, Handler<RoutingContext> h) {
     var route = router.route(m, path);
-    if (auth != null) route.handler(auth.forRoute(m, path));
+    if (auth != null) route.handler(auth.forRoute(m, prefix + path));
     if (readsBody) route.handler(body);
     route.handler(h);
-    entries.add(new Entry(m, path));
+    entries.add(new Entry(m, prefix + path));
   }
 
   public List<Entry> entries() {

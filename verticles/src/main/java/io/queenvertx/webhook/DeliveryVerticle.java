@@ -17,8 +17,9 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.client.WebClient;
 import io.vertx.ext.web.client.WebClientOptions;
+import io.queenvertx.webhook.WebhookStore.Delivery;
+import io.queenvertx.webhook.WebhookStore.Outcome;
 import io.vertx.sqlclient.Row;
-import io.vertx.sqlclient.Tuple;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.OffsetDateTime;
@@ -41,7 +42,8 @@ import org.slf4j.LoggerFactory;
  * POSTs each message signed with HMAC-SHA256, acks it on a 2xx, retries with exponential backoff and jitter
  * (honouring {@code Retry-After} on 429/503, capped), and after the last attempt dead-letters it through the engine
  * (ack status {@code dlq}) with status {@code failed_permanent}. A slow or hanging receiver only holds its own lanes:
- * every request has the endpoint's timeout, redirects are never followed, and only http(s) URLs are called.
+ * every request has the endpoint's timeout, redirects are never followed, and only http(s) URLs are called. The
+ * endpoints and the delivery records are read and written through {@link WebhookStore}.
  */
 public final class DeliveryVerticle extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(DeliveryVerticle.class);
@@ -50,6 +52,8 @@ public final class DeliveryVerticle extends VerticleBase {
   static final int LEASE_SECONDS = 60;
   public static final String SIGNATURE_HEADER = "X-Queen-Signature";
   public static final String TIMESTAMP_HEADER = "X-Queen-Timestamp";
+  /** Each endpoint {@code <id>} is the consumer group {@code webhook:<id>} on its queue. */
+  public static final String GROUP_PREFIX = "webhook:";
 
   /** One endpoint's settings and its running lanes. */
   private final class Endpoint {
@@ -93,15 +97,15 @@ public final class DeliveryVerticle extends VerticleBase {
     }
 
     String group() {
-      return "webhook:" + id;
+      return GROUP_PREFIX + id;
     }
   }
 
-  private final NodeContext node;
+  private final WebhookStore store;
   private final Map<UUID, Endpoint> endpoints = new HashMap<>();
 
   public DeliveryVerticle(NodeContext node) {
-    this.node = node;
+    this.store = new WebhookStore(node.pool());
   }
 
   @Override
@@ -120,7 +124,7 @@ public final class DeliveryVerticle extends VerticleBase {
   }
 
   private void reload() {
-    node.pool().query("SELECT * FROM queen.webhook_endpoints WHERE enabled").execute().onSuccess(rows -> {
+    store.enabledEndpoints().onSuccess(rows -> {
       Map<UUID, Row> wanted = new HashMap<>();
       for (Row r : rows) wanted.put(r.getUUID("id"), r);
       for (var it = endpoints.entrySet().iterator(); it.hasNext(); ) {
@@ -207,12 +211,13 @@ public final class DeliveryVerticle extends VerticleBase {
     String txn = m.getString("transactionId");
     UUID messageId = UUID.fromString(m.getString("id"));
     OffsetDateTime createdAt = OffsetDateTime.parse(m.getString("createdAt"));
+    Delivery d = new Delivery(e.id, pid, txn);
     return renew(e, leaseId, 0)
-        .compose(v -> upsert(e, pid, txn, messageId, createdAt))
-        .compose(v -> attempt(e, m, leaseId, pid, txn, body, 1, null));
+        .compose(v -> store.queued(d, e.tenant, messageId, createdAt))
+        .compose(v -> attempt(e, m, leaseId, d, body, 1, null));
   }
 
-  private Future<Boolean> attempt(Endpoint e, JsonObject m, String leaseId, UUID pid, String txn, Buffer body, int n,
+  private Future<Boolean> attempt(Endpoint e, JsonObject m, String leaseId, Delivery d, Buffer body, int n,
                                   OffsetDateTime firstAttempt) {
     if (e.stopped) return Future.succeededFuture(false);
     long t0 = System.nanoTime();
@@ -222,10 +227,7 @@ public final class DeliveryVerticle extends VerticleBase {
     String signature = "sha256=" + sign(e.secret, timestamp, body);
     long processingMs = (System.nanoTime() - t0) / 1_000_000;
     Promise<Boolean> done = Promise.promise();
-    node.pool().preparedQuery("UPDATE queen.webhook_deliveries SET status = 'delivering', attempt_count = $4, "
-            + "first_attempt_at = COALESCE(first_attempt_at, $5), updated_at = now() "
-            + "WHERE endpoint_id = $1 AND partition_id = $2 AND transaction_id = $3")
-        .execute(Tuple.of(e.id, pid, txn, n, first))
+    store.attempting(d, n, first)
         .onComplete(x -> {
           long sent = System.nanoTime();
           e.client.postAbs(e.url)
@@ -234,7 +236,7 @@ public final class DeliveryVerticle extends VerticleBase {
               .putHeader(SIGNATURE_HEADER, signature)
               .putHeader(TIMESTAMP_HEADER, timestamp)
               .putHeader("X-Queen-Message-Id", m.getString("id"))
-              .putHeader("X-Queen-Transaction-Id", txn)
+              .putHeader("X-Queen-Transaction-Id", d.transactionId())
               .putHeader("X-Queen-Attempt", Integer.toString(n))
               .sendBuffer(body)
               .onComplete(ar -> {
@@ -242,21 +244,22 @@ public final class DeliveryVerticle extends VerticleBase {
                 Integer status = ar.succeeded() ? ar.result().statusCode() : null;
                 boolean ok = status != null && status >= 200 && status < 300;
                 String error = ok ? null : ar.failed() ? describe(ar.cause()) : "HTTP " + status;
+                Outcome o = new Outcome(status, latency, (int) processingMs, error);
                 Future<Boolean> next;
                 if (ok) {
-                  next = succeeded(e, m, leaseId, pid, txn, status, latency, processingMs)
+                  next = store.succeeded(d, o)
                       .compose(v -> ack(e, m, leaseId, "completed", null))
                       .map(v -> true);
                 } else if (n >= e.maxAttempts) {
                   next = ack(e, m, leaseId, "dlq", error)
-                      .compose(v -> failedPermanently(e, pid, txn, status, latency, processingMs, error))
+                      .compose(v -> store.failedPermanently(d, o, e.group()))
                       .map(v -> false);
                 } else {
                   long wait = backoff(e, n, ar.succeeded() ? ar.result().getHeader("Retry-After") : null, status);
-                  next = pendingRetry(e, pid, txn, status, latency, processingMs, error, wait)
+                  next = store.pendingRetry(d, o, wait)
                       .compose(v -> renew(e, leaseId, wait))
                       .compose(v -> sleep(wait))
-                      .compose(v -> attempt(e, m, leaseId, pid, txn, body, n + 1, first));
+                      .compose(v -> attempt(e, m, leaseId, d, body, n + 1, first));
                 }
                 next.onComplete(done);
               });
@@ -313,51 +316,6 @@ public final class DeliveryVerticle extends VerticleBase {
         e.group());
     return vertx.eventBus().<JsonArray>request(Addresses.ACK, new AckCommand(e.tenant, List.of(item)),
         LocalCodec.options(30_000)).mapEmpty();
-  }
-
-  // ---- telemetry --------------------------------------------------------------------------------------------
-
-  private Future<Void> upsert(Endpoint e, UUID pid, String txn, UUID messageId, OffsetDateTime createdAt) {
-    return node.pool().preparedQuery("INSERT INTO queen.webhook_deliveries(endpoint_id, tenant_id, partition_id, "
-            + "transaction_id, message_id, status, created_at) VALUES ($1, $2, $3, $4, $5, 'queued', $6) "
-            + "ON CONFLICT (endpoint_id, partition_id, transaction_id) DO NOTHING")
-        .execute(Tuple.of(e.id, e.tenant, pid, txn, messageId, createdAt)).mapEmpty();
-  }
-
-  private Future<Void> succeeded(Endpoint e, JsonObject m, String leaseId, UUID pid, String txn, int status,
-                                 int latency, long processingMs) {
-    return node.pool().preparedQuery("UPDATE queen.webhook_deliveries SET status = 'succeeded', delivered_at = now(), "
-            + "response_status = $4, response_latency_ms = $5, processing_ms = $6, last_error = NULL, "
-            + "next_attempt_at = NULL, "
-            + "total_delivery_ms = (extract(epoch FROM now() - created_at) * 1000)::int, "
-            + "queue_wait_ms = (extract(epoch FROM first_attempt_at - created_at) * 1000)::int, updated_at = now() "
-            + "WHERE endpoint_id = $1 AND partition_id = $2 AND transaction_id = $3")
-        .execute(Tuple.of(e.id, pid, txn, status, latency, (int) processingMs)).mapEmpty();
-  }
-
-  private Future<Void> pendingRetry(Endpoint e, UUID pid, String txn, Integer status, int latency, long processingMs,
-                                    String error, long waitMs) {
-    return node.pool().preparedQuery("UPDATE queen.webhook_deliveries SET status = 'pending_retry', "
-            + "response_status = $4, response_latency_ms = $5, processing_ms = $6, last_error = $7, "
-            + "next_attempt_at = now() + make_interval(secs => $8::double precision / 1000), "
-            + "queue_wait_ms = (extract(epoch FROM first_attempt_at - created_at) * 1000)::int, updated_at = now() "
-            + "WHERE endpoint_id = $1 AND partition_id = $2 AND transaction_id = $3")
-        .execute(Tuple.from(new Object[] {e.id, pid, txn, status, latency, (int) processingMs, error,
-            (double) waitMs})).mapEmpty();
-  }
-
-  private Future<Void> failedPermanently(Endpoint e, UUID pid, String txn, Integer status, int latency,
-                                         long processingMs, String error) {
-    return node.pool().preparedQuery("UPDATE queen.webhook_deliveries d SET status = 'failed_permanent', "
-            + "response_status = $4, response_latency_ms = $5, processing_ms = $6, last_error = $7, "
-            + "next_attempt_at = NULL, failed_at = now(), updated_at = now(), "
-            + "queue_wait_ms = (extract(epoch FROM first_attempt_at - created_at) * 1000)::int, "
-            + "total_delivery_ms = (extract(epoch FROM now() - created_at) * 1000)::int, "
-            + "dlq_id = (SELECT l.id FROM queen.log_dlq l WHERE l.partition_id = $2 AND l.consumer_group = $8 "
-            + "AND l.transaction_id = $3 ORDER BY l.failed_at DESC LIMIT 1) "
-            + "WHERE endpoint_id = $1 AND partition_id = $2 AND transaction_id = $3")
-        .execute(Tuple.from(new Object[] {e.id, pid, txn, status, latency, (int) processingMs, error, e.group()}))
-        .mapEmpty();
   }
 
   private static String describe(Throwable t) {
