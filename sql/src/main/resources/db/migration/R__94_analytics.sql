@@ -102,6 +102,27 @@ AS $$
     WHERE p_unit IS NULL AND g.x < p_to
 $$;
 
+-- The window part of an answer: {"from","to"} and, for fixed-width buckets, "bucketSeconds".
+CREATE OR REPLACE FUNCTION queen._an_window(p_from timestamptz, p_to timestamptz, p_secs integer)
+RETURNS jsonb
+LANGUAGE sql STABLE
+AS $$
+    SELECT jsonb_build_object('from', queen._log_ts(p_from), 'to', queen._log_ts(p_to))
+           || CASE WHEN p_secs IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('bucketSeconds', p_secs) END
+$$;
+
+-- The tenant's partitions with their queue name, of one queue (p_queue) or all (NULL or '').
+CREATE OR REPLACE FUNCTION queen._an_partitions(p_tenant uuid, p_queue text)
+RETURNS TABLE (pid uuid, pname text, qname text)
+LANGUAGE sql STABLE
+AS $$
+    SELECT p.id, p.name, q.name::text
+    FROM queen.log_partitions p
+    JOIN queen.queues q ON q.id = p.queue_id
+    WHERE q.tenant_id = COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001')
+      AND (NULLIF(p_queue, '') IS NULL OR q.name = p_queue)
+$$;
+
 -- The tenant's per-queue counter rows of [p_from, p_to), filtered by exact queue, effective namespace / task (the
 -- queue's columns, else the dot-split of its name, so rows of a deleted queue still count) and node (NULL or '' = no
 -- filter).
@@ -168,8 +189,8 @@ CREATE OR REPLACE FUNCTION queen.status_analytics(p_tenant uuid, p_from timestam
 RETURNS jsonb
 LANGUAGE sql STABLE
 AS $$
-    SELECT jsonb_build_object(
-        'from', queen._log_ts(p_from), 'to', queen._log_ts(p_to), 'interval', p_interval,
+    SELECT queen._an_window(p_from, p_to, NULL) || jsonb_build_object(
+        'interval', p_interval,
         'filters', jsonb_build_object('queue', NULLIF(p_queue, ''), 'namespace', NULLIF(p_ns, ''),
                                       'task', NULLIF(p_task, '')),
         'series', COALESCE((
@@ -178,9 +199,10 @@ AS $$
                                          'none') b), '[]'::jsonb),
         'totals', (
             SELECT b.j || jsonb_build_object('queues', b.queues)
-            FROM queen._an_queue_buckets(p_tenant, p_from, p_to, NULL,
-                                         LEAST(GREATEST(ceil(extract(epoch FROM p_to - p_from)), 1), 2000000000)::integer,
-                                         p_queue, p_ns, p_task, NULL, 'none') b
+            FROM queen._an_queue_buckets(
+                p_tenant, p_from, p_to, NULL,
+                LEAST(GREATEST(ceil(extract(epoch FROM p_to - p_from)), 1), 2000000000)::integer,
+                p_queue, p_ns, p_task, NULL, 'none') b
             ORDER BY b.t LIMIT 1))
 $$;
 
@@ -200,8 +222,7 @@ AS $$
         SELECT b.k FROM b GROUP BY b.k
         ORDER BY sum((b.j->>'pushMessages')::bigint + (b.j->>'popMessages')::bigint) DESC, b.k
         LIMIT p_limit)
-    SELECT jsonb_build_object(
-        'from', queen._log_ts(p_from), 'to', queen._log_ts(p_to), 'bucketSeconds', p_secs,
+    SELECT queen._an_window(p_from, p_to, p_secs) || jsonb_build_object(
         'queues', COALESCE((SELECT jsonb_agg(top.k ORDER BY top.k) FROM top), '[]'::jsonb),
         'series', COALESCE((
             SELECT jsonb_agg(jsonb_build_object('t', queen._log_ts(b.t), 'queue', b.k) || b.j ORDER BY b.t, b.k)
@@ -213,8 +234,7 @@ CREATE OR REPLACE FUNCTION queen.analytics_workload(p_tenant uuid, p_from timest
 RETURNS jsonb
 LANGUAGE sql STABLE
 AS $$
-    SELECT jsonb_build_object(
-        'from', queen._log_ts(p_from), 'to', queen._log_ts(p_to), 'bucketSeconds', p_secs,
+    SELECT queen._an_window(p_from, p_to, p_secs) || jsonb_build_object(
         'series', COALESCE(jsonb_agg(jsonb_build_object(
             't', queen._log_ts(b.t), 'activeQueues', b.queues,
             'pushMessages', b.j->'pushMessages', 'popMessages', b.j->'popMessages', 'acked', b.j->'acked',
@@ -246,8 +266,7 @@ CREATE OR REPLACE FUNCTION queen.analytics_system_metrics(p_from timestamptz, p_
 RETURNS jsonb
 LANGUAGE sql STABLE
 AS $$
-    SELECT jsonb_build_object(
-        'from', queen._log_ts(p_from), 'to', queen._log_ts(p_to), 'bucketSeconds', p_secs,
+    SELECT queen._an_window(p_from, p_to, p_secs) || jsonb_build_object(
         'series', COALESCE(jsonb_agg(x.j ORDER BY x.t, x.node), '[]'::jsonb))
     FROM (
         SELECT n.t, (n.r).node_id AS node, jsonb_build_object(
@@ -265,8 +284,7 @@ CREATE OR REPLACE FUNCTION queen.analytics_worker_metrics(p_tenant uuid, p_from 
 RETURNS jsonb
 LANGUAGE sql STABLE
 AS $$
-    SELECT jsonb_build_object(
-        'from', queen._log_ts(p_from), 'to', queen._log_ts(p_to), 'bucketSeconds', p_secs,
+    SELECT queen._an_window(p_from, p_to, p_secs) || jsonb_build_object(
         'queue', NULLIF(p_queue, ''),
         'series', COALESCE(CASE WHEN NULLIF(p_queue, '') IS NULL THEN (
             SELECT jsonb_agg(x.j ORDER BY x.t, x.node) FROM (
@@ -311,8 +329,7 @@ AS $$
                count(*) FILTER (WHERE s.parked_consumers > 0) AS replicas
         FROM queen._an_queue_rows(p_tenant, p_from, p_to, p_queue, NULL, NULL, NULL) s
         GROUP BY s.minute, s.queue)
-    SELECT jsonb_build_object(
-        'from', queen._log_ts(p_from), 'to', queen._log_ts(p_to), 'bucketSeconds', p_secs,
+    SELECT queen._an_window(p_from, p_to, p_secs) || jsonb_build_object(
         'series', COALESCE(jsonb_agg(x.j ORDER BY x.t, x.queue), '[]'::jsonb))
     FROM (
         SELECT queen._an_bucket(m.minute, p_from, NULL, p_secs) AS t, m.queue,
@@ -333,16 +350,12 @@ RETURNS jsonb
 LANGUAGE sql STABLE
 AS $$
     WITH h AS (
-        SELECT queen._an_bucket(rh.executed_at, p_from, NULL, p_secs) AS t, q.name::text AS queue,
+        SELECT queen._an_bucket(rh.executed_at, p_from, NULL, p_secs) AS t, x.qname AS queue,
                rh.retention_type, rh.messages_deleted
         FROM queen.retention_history rh
-        JOIN queen.log_partitions p ON p.id = rh.partition_id
-        JOIN queen.queues q ON q.id = p.queue_id
-        WHERE q.tenant_id = COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001')
-          AND rh.executed_at >= p_from AND rh.executed_at < p_to
-          AND (NULLIF(p_queue, '') IS NULL OR q.name = p_queue))
-    SELECT jsonb_build_object(
-        'from', queen._log_ts(p_from), 'to', queen._log_ts(p_to), 'bucketSeconds', p_secs,
+        JOIN queen._an_partitions(p_tenant, p_queue) x ON x.pid = rh.partition_id
+        WHERE rh.executed_at >= p_from AND rh.executed_at < p_to)
+    SELECT queen._an_window(p_from, p_to, p_secs) || jsonb_build_object(
         'series', COALESCE((
             SELECT jsonb_agg(x.j ORDER BY x.t) FROM (
                 SELECT h.t, jsonb_build_object('t', queen._log_ts(h.t),
@@ -386,21 +399,17 @@ RETURNS jsonb
 LANGUAGE sql STABLE
 AS $$
     WITH d AS (
-        SELECT queen._an_error_signature(dl.error) AS sig, dl.*, q.name::text AS queue, p.name AS partition
+        SELECT queen._an_error_signature(dl.error) AS sig, dl.*, x.qname AS queue, x.pname AS partition
         FROM queen.log_dlq dl
-        JOIN queen.log_partitions p ON p.id = dl.partition_id
-        JOIN queen.queues q ON q.id = p.queue_id
-        WHERE q.tenant_id = COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001')
-          AND dl.failed_at >= p_from AND dl.failed_at < p_to
-          AND (NULLIF(p_queue, '') IS NULL OR q.name = p_queue)
+        JOIN queen._an_partitions(p_tenant, p_queue) x ON x.pid = dl.partition_id
+        WHERE dl.failed_at >= p_from AND dl.failed_at < p_to
           AND (NULLIF(p_group, '') IS NULL OR dl.consumer_group = p_group)),
     s AS (
         SELECT d.sig, count(*) AS n, min(d.failed_at) AS first_seen, max(d.failed_at) AS last_seen,
                jsonb_agg(DISTINCT d.queue) AS queues
         FROM d GROUP BY d.sig
         ORDER BY n DESC, d.sig LIMIT p_limit)
-    SELECT jsonb_build_object(
-        'from', queen._log_ts(p_from), 'to', queen._log_ts(p_to),
+    SELECT queen._an_window(p_from, p_to, NULL) || jsonb_build_object(
         'deadLetters', (SELECT count(*) FROM d),
         'signatures', COALESCE((
             SELECT jsonb_agg(jsonb_build_object(
@@ -509,10 +518,12 @@ AS $$
                 'table', t.relname, 'totalBytes', pg_total_relation_size(t.relid),
                 'tableBytes', pg_relation_size(t.relid), 'liveTuples', t.n_live_tup, 'deadTuples', t.n_dead_tup,
                 'seqScans', t.seq_scan, 'idxScans', t.idx_scan,
-                'lastAutovacuum', queen._log_ts(t.last_autovacuum), 'lastAutoanalyze', queen._log_ts(t.last_autoanalyze))
+                'lastAutovacuum', queen._log_ts(t.last_autovacuum),
+                'lastAutoanalyze', queen._log_ts(t.last_autoanalyze))
                 ORDER BY pg_total_relation_size(t.relid) DESC, t.relname)
             FROM pg_stat_user_tables t WHERE t.schemaname = 'queen'), '[]'::jsonb),
-        'totals', (SELECT jsonb_build_object('tables', count(*), 'totalBytes', COALESCE(sum(pg_total_relation_size(t.relid)), 0),
+        'totals', (SELECT jsonb_build_object('tables', count(*),
+                                             'totalBytes', COALESCE(sum(pg_total_relation_size(t.relid)), 0),
                                              'deadTuples', COALESCE(sum(t.n_dead_tup), 0))
                    FROM pg_stat_user_tables t WHERE t.schemaname = 'queen'))
 $$;

@@ -1,5 +1,9 @@
 package io.queenvertx.http;
 
+import static io.queenvertx.http.StatusRoutes.namespace;
+import static io.queenvertx.http.StatusRoutes.param;
+import static io.queenvertx.http.StatusRoutes.qint;
+
 import io.queenvertx.boot.NodeContext;
 import io.vertx.core.Vertx;
 import io.vertx.ext.web.RoutingContext;
@@ -109,18 +113,6 @@ final class AnalyticsRoutes {
     QueueRoutes.passthrough(ctx, node, sql, args, FAILED);
   }
 
-  /** A filter value; absent or empty means no filter. */
-  static String param(RoutingContext ctx, String name) {
-    String v = ctx.request().getParam(name);
-    return v == null || v.isEmpty() ? null : v;
-  }
-
-  /** {@code namespace}, with {@code ns} as its alias. */
-  private static String namespace(RoutingContext ctx) {
-    String v = param(ctx, "namespace");
-    return v != null ? v : param(ctx, "ns");
-  }
-
   /** {@code consumerGroup}, with {@code group} as its alias. */
   private static String group(RoutingContext ctx) {
     String v = param(ctx, "consumerGroup");
@@ -130,15 +122,5 @@ final class AnalyticsRoutes {
   /** {@code limit}: its default when absent or unreadable, else clamped to [1, max]. */
   private static int limit(RoutingContext ctx, int def, int max) {
     return Math.min(Math.max(qint(ctx, "limit", def), 1), max);
-  }
-
-  static int qint(RoutingContext ctx, String name, int def) {
-    String v = ctx.request().getParam(name);
-    if (v == null) return def;
-    try {
-      return Integer.parseInt(v.strip());
-    } catch (NumberFormatException e) {
-      return def;
-    }
   }
 }

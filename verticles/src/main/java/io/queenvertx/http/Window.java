@@ -30,7 +30,7 @@ record Window(OffsetDateTime from, OffsetDateTime to, int bucketSeconds) {
     if (Duration.between(from, to).compareTo(MAX_SPAN) > 0) {
       throw ApiError.of(400, "from must be at most " + MAX_SPAN.toDays() + " days before to");
     }
-    int points = Math.min(Math.max(AnalyticsRoutes.qint(ctx, "points", DEFAULT_POINTS), 1), MAX_POINTS);
+    int points = Math.min(Math.max(StatusRoutes.qint(ctx, "points", DEFAULT_POINTS), 1), MAX_POINTS);
     long span = Math.max(Duration.between(from, to).toSeconds(), 1);
     long minutes = Math.max(1, (span + 60L * points - 1) / (60L * points));
     return new Window(from, to, (int) (minutes * 60));
