@@ -88,7 +88,8 @@ AS $$
                 ELSE date_bin(make_interval(secs => p_secs), p_ts, p_from) END
 $$;
 
--- Every bucket start of [p_from, p_to), so a chart gets zeros rather than gaps.
+-- Every bucket start of [p_from, p_to), so a chart gets zeros rather than gaps; fixed-width buckets always include
+-- p_from's, so an empty window still has one (all-zero) bucket to total.
 CREATE OR REPLACE FUNCTION queen._an_grid(p_from timestamptz, p_to timestamptz, p_unit text, p_secs integer)
 RETURNS SETOF timestamptz
 LANGUAGE sql STABLE
@@ -99,7 +100,7 @@ AS $$
     WHERE p_unit IS NOT NULL AND g.x AT TIME ZONE 'UTC' < p_to
     UNION ALL
     SELECT g.x FROM generate_series(p_from, p_to, make_interval(secs => p_secs)) AS g(x)
-    WHERE p_unit IS NULL AND g.x < p_to
+    WHERE p_unit IS NULL AND (g.x < p_to OR g.x = p_from)
 $$;
 
 -- The window part of an answer: {"from","to"} and, for fixed-width buckets, "bucketSeconds".

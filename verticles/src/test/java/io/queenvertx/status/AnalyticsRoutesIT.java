@@ -219,6 +219,9 @@ class AnalyticsRoutesIT {
     assertThat(node.get("/api/v1/status/analytics?from=2024-01-01&to=2024-01-02T00:00:00", h).status())
         .as("a bare date and a local date-time read as UTC").isEqualTo(200);
     assertThat(node.get("/api/v1/analytics/workload", h).status()).as("no window: the last hour").isEqualTo(200);
+    Reply empty = node.get("/api/v1/status/analytics?from=2024-01-01T00:00:00Z&to=2024-01-01T00:00:00Z", h);
+    assertThat(empty.json().getJsonObject("totals").getLong("pushMessages")).as("an empty window totals zero")
+        .isZero();
   }
 
   // ---- current-state views ----------------------------------------------------------------------------------------
