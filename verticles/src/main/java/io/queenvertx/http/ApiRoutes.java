@@ -13,6 +13,7 @@ final class ApiRoutes {
     MetricsRoutes.mount(routes, node);
     QueueRoutes.mount(routes, node, vertx);
     StatusRoutes.mount(routes, node);
+    AnalyticsRoutes.mount(routes, node, vertx);
     PushRoutes.mount(routes, node, vertx);
     PopRoutes.mount(routes, node, vertx);
     AckRoutes.mount(routes, node, vertx);

@@ -44,18 +44,18 @@ final class StatusRoutes {
   }
 
   /** A filter value; absent or empty means no filter (the SQL treats NULL and '' alike). */
-  private static String param(RoutingContext ctx, String name) {
+  static String param(RoutingContext ctx, String name) {
     String v = ctx.request().getParam(name);
     return v == null || v.isEmpty() ? null : v;
   }
 
   /** {@code namespace}, with {@code ns} as its alias (as on the message listing). */
-  private static String namespace(RoutingContext ctx) {
+  static String namespace(RoutingContext ctx) {
     String v = param(ctx, "namespace");
     return v != null ? v : param(ctx, "ns");
   }
 
-  private static int qint(RoutingContext ctx, String name, int def) {
+  static int qint(RoutingContext ctx, String name, int def) {
     String v = ctx.request().getParam(name);
     if (v == null) return def;
     try {
