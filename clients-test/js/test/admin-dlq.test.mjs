@@ -1,7 +1,7 @@
 // The admin listings and the dead-letter path (fail past retryLimit, list, retry, consume again) through queen-mq.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { client, createQueue, pushNumbered, drain, consumeWithin, eventually, unique } from './support.mjs'
+import { client, createQueue, pushNumbered, drain, consumeWithin, eventually, unique } from '../lib/support.mjs'
 
 let queen
 before(() => { queen = client() })

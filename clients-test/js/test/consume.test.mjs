@@ -1,7 +1,7 @@
 // Consume loops, consumer groups, transactions and leases through queen-mq, against a running broker.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { client, createQueue, pushNumbered, drain, consumeWithin, unique } from './support.mjs'
+import { client, createQueue, pushNumbered, drain, consumeWithin, unique } from '../lib/support.mjs'
 
 const range = (from, to) => Array.from({ length: to - from + 1 }, (_, i) => from + i)
 
