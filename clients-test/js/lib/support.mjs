@@ -65,7 +65,10 @@ export async function drain(queen, queue, { group = null, mode = null, batch = 1
   }
 }
 
-/** Runs `consume` with an abort deadline, so a consume loop that never ends fails the test instead of hanging it. */
+/**
+ * Runs a consume loop that should end by itself (its `limit`), aborting it after `ms` so that a loop which never
+ * reaches its limit fails the test instead of hanging it.
+ */
 export async function consumeWithin(ms, start) {
   const controller = new AbortController()
   const timer = setTimeout(() => controller.abort(), ms)
@@ -74,5 +77,13 @@ export async function consumeWithin(ms, start) {
   } finally {
     clearTimeout(timer)
   }
-  return controller.signal.aborted
+  if (controller.signal.aborted) throw new Error(`the consume loop did not reach its limit within ${ms} ms`)
+}
+
+/** How many messages of `queue` the group (queue mode when null) has not acked, from the consumer-group listing. */
+export async function lag(queen, queue, group = null) {
+  const detail = await queen.admin.getConsumerGroup(group ?? '__QUEUE_MODE__')
+  const partitions = detail?.queues?.[queue]?.partitions
+  if (!Array.isArray(partitions)) throw new Error(`no cursor of ${group ?? 'queue mode'} on ${queue}: ${JSON.stringify(detail)}`)
+  return partitions.reduce((sum, p) => sum + p.lag, 0)
 }
