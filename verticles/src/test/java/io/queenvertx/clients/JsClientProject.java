@@ -1,0 +1,135 @@
+package io.queenvertx.clients;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.security.MessageDigest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+/**
+ * The npm project {@code clients-test/js}: Queen's JavaScript client ({@code queen-mq}, installed from the contract's
+ * tarball) driving a broker from {@code node --test} files, as an application would.
+ *
+ * <p>The tarball is not in the repository nor on the npm registry: it is looked up beside the checkout
+ * ({@code <root>/../shared/clients/}), then at {@code QUEEN_JS_CLIENT_TGZ}. It is copied to the project's ignored
+ * {@code .client/} folder, the path its {@code package.json} and {@code package-lock.json} name, so the lock (and the
+ * integrity hash npm checks) is the same wherever the tarball came from. {@code npm ci} runs only when the lock, the
+ * tarball or the node version changed since the last install (a stamp file in {@code node_modules}).
+ */
+final class JsClientProject {
+  static final String TARBALL = "queen-mq-1.0.6.tgz";
+  private static final String STAMP = ".queen-vertx-install-stamp";
+
+  private final Path dir;
+
+  private JsClientProject(Path dir) {
+    this.dir = dir;
+  }
+
+  /** The project of the checkout holding the working directory (Maven runs tests in the module folder). */
+  static JsClientProject find() {
+    for (Path p = Path.of("").toAbsolutePath(); p != null; p = p.getParent()) {
+      if (Files.isRegularFile(p.resolve("clients-test/js/package.json"))) {
+        return new JsClientProject(p.resolve("clients-test/js"));
+      }
+    }
+    throw new IllegalStateException("no clients-test/js/package.json above " + Path.of("").toAbsolutePath());
+  }
+
+  Path dir() {
+    return dir;
+  }
+
+  /** Where the tarball is looked for beside the checkout: {@code <root>/../shared/clients/queen-mq-1.0.6.tgz}. */
+  Path besideCheckout() {
+    return dir.getParent().getParent().resolve("../shared/clients/" + TARBALL).normalize();
+  }
+
+  /** The client tarball beside the checkout, else the file {@code QUEEN_JS_CLIENT_TGZ} names; empty if neither exists. */
+  Optional<Path> tarball(String envPath) {
+    if (Files.isRegularFile(besideCheckout())) return Optional.of(besideCheckout());
+    if (envPath != null && !envPath.isBlank() && Files.isRegularFile(Path.of(envPath))) {
+      return Optional.of(Path.of(envPath).toAbsolutePath());
+    }
+    return Optional.empty();
+  }
+
+  /** The {@code *.test.mjs} files under {@code test/}, sorted. */
+  List<Path> testFiles() throws IOException {
+    try (Stream<Path> files = Files.list(dir.resolve("test"))) {
+      return files.filter(f -> f.getFileName().toString().endsWith(".test.mjs")).sorted().toList();
+    }
+  }
+
+  /** Copies the tarball in and runs {@code npm ci} unless the installed tree is already this lock and tarball. */
+  void install(Path tarball) throws Exception {
+    Path copy = dir.resolve(".client").resolve(TARBALL);
+    Files.createDirectories(copy.getParent());
+    if (!Files.isRegularFile(copy) || Files.mismatch(copy, tarball) != -1) {
+      Files.copy(tarball, copy, StandardCopyOption.REPLACE_EXISTING);
+    }
+    String want = sha256(Files.readAllBytes(dir.resolve("package-lock.json")), Files.readAllBytes(copy),
+        run(List.of("node", "--version"), Map.of(), Duration.ofSeconds(30)).output().trim()
+            .getBytes(StandardCharsets.UTF_8));
+    Path stamp = dir.resolve("node_modules").resolve(STAMP);
+    if (Files.isRegularFile(stamp) && Files.readString(stamp).equals(want)) return;
+    Result ci = run(List.of("npm", "ci", "--no-audit", "--no-fund"), Map.of(), Duration.ofMinutes(5));
+    if (ci.exit() != 0) throw new IllegalStateException("npm ci failed in " + dir + ":\n" + ci.output());
+    Files.writeString(stamp, want);
+  }
+
+  /** Runs one test file with {@code node --test}, the broker's URL in {@code QUEEN_URL}. */
+  Result test(Path file, String brokerUrl, Duration limit) throws Exception {
+    return run(List.of("node", "--test", "--test-reporter=spec", dir.relativize(file).toString()),
+        Map.of("QUEEN_URL", brokerUrl), limit);
+  }
+
+  /** What a child process printed (stdout and stderr interleaved) and how it ended; -1 when it ran out of time. */
+  record Result(int exit, String output) {}
+
+  private Result run(List<String> command, Map<String, String> env, Duration limit) throws Exception {
+    Path log = Files.createTempFile("js-client", ".log");
+    try {
+      ProcessBuilder pb = new ProcessBuilder(new ArrayList<>(command)).directory(dir.toFile())
+          .redirectErrorStream(true).redirectOutput(log.toFile()).redirectInput(ProcessBuilder.Redirect.PIPE);
+      pb.environment().putAll(env);
+      pb.environment().put("NO_COLOR", "1");
+      Process p;
+      try {
+        p = pb.start();
+      } catch (IOException e) {
+        throw new IllegalStateException("cannot run `" + command.get(0) + "` (is Node.js with npm installed? "
+            + ".ci/run installs it): " + e.getMessage(), e);
+      }
+      p.getOutputStream().close();
+      if (!p.waitFor(limit.toMillis(), TimeUnit.MILLISECONDS)) {
+        p.descendants().forEach(ProcessHandle::destroyForcibly);
+        p.destroyForcibly();
+        p.waitFor(10, TimeUnit.SECONDS);
+        return new Result(-1, "`" + String.join(" ", command) + "` still running after " + limit.toSeconds()
+            + " s, killed; its output:\n" + Files.readString(log));
+      }
+      return new Result(p.exitValue(), Files.readString(log));
+    } finally {
+      Files.deleteIfExists(log);
+    }
+  }
+
+  private static String sha256(byte[]... parts) throws Exception {
+    MessageDigest md = MessageDigest.getInstance("SHA-256");
+    for (byte[] part : parts) {
+      md.update(part);
+      md.update((byte) 0);
+    }
+    return HexFormat.of().formatHex(md.digest());
+  }
+}
