@@ -102,7 +102,7 @@ final class WebhookRoutes {
   }
 
   static void mount(RouteTable routes, NodeContext node, Vertx vertx) {
-    Map<String, UUID> keys = node.config().webhookApiKeys();
+    Map<String, UUID> keys = node.config().security().webhookApiKeys();
     routes.post("/v1/endpoints", v1(keys, (ctx, t) -> createEndpoint(ctx, t, node, vertx)));
     routes.get("/v1/endpoints", v1(keys, (ctx, t) -> listEndpoints(t, node)));
     routes.get("/v1/endpoints/:id", v1(keys, (ctx, t) -> getEndpoint(ctx, t, node)));

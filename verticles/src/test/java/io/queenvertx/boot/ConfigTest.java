@@ -10,33 +10,33 @@ class ConfigTest {
   @Test
   void defaultsAreQueens() {
     var c = Config.from(Map.of());
-    assertThat(c.port()).isEqualTo(6632);
-    assertThat(c.bindAddress()).isEqualTo("0.0.0.0");
-    assertThat(c.database()).isEmpty();
-    assertThat(c.dbPoolSize()).isEqualTo(160);
-    assertThat(c.maxBodyBytes()).isEqualTo(67108864L);
-    assertThat(c.popDefaultTimeoutMs()).isEqualTo(30000);
-    assertThat(c.defaultSubscriptionMode()).isEqualTo("new");
-    assertThat(c.tenancyHeader()).isFalse();
+    assertThat(c.http().port()).isEqualTo(6632);
+    assertThat(c.http().bindAddress()).isEqualTo("0.0.0.0");
+    assertThat(c.postgres().connection()).isEmpty();
+    assertThat(c.postgres().poolSize()).isEqualTo(160);
+    assertThat(c.http().maxBodyBytes()).isEqualTo(67108864L);
+    assertThat(c.pop().defaultTimeoutMs()).isEqualTo(30000);
+    assertThat(c.pop().defaultSubscriptionMode()).isEqualTo("new");
+    assertThat(c.security().tenancyHeader()).isFalse();
     assertThat(c.jwt().enabled()).isFalse();
-    assertThat(c.clustered()).isFalse();
+    assertThat(c.cluster().enabled()).isFalse();
   }
 
   @Test
   void pgHostSelectsAnExternalDatabaseAndPgDatabaseWinsOverPgDb() {
     var c = Config.from(Map.of("PG_HOST", "db", "PG_DB", "b", "PG_DATABASE", "a", "PG_PORT", "6000"));
-    assertThat(c.database()).get().satisfies(d -> {
+    assertThat(c.postgres().connection()).get().satisfies(d -> {
       assertThat(d.host()).isEqualTo("db");
       assertThat(d.database()).isEqualTo("a");
       assertThat(d.port()).isEqualTo(6000);
     });
-    assertThat(Config.from(Map.of("PG_HOST", "db", "PG_DB", "b")).database().get().database()).isEqualTo("b");
+    assertThat(Config.from(Map.of("PG_HOST", "db", "PG_DB", "b")).postgres().connection().get().database()).isEqualTo("b");
   }
 
   @Test
   void integersAreStrictAndABadOneNamesTheVariableTheValueAndTheRange() {
-    assertThat(Config.from(Map.of("DB_POOL_SIZE", "12")).dbPoolSize()).isEqualTo(12);
-    assertThat(Config.from(Map.of("PORT", " ")).port()).isEqualTo(6632);
+    assertThat(Config.from(Map.of("DB_POOL_SIZE", "12")).postgres().poolSize()).isEqualTo(12);
+    assertThat(Config.from(Map.of("PORT", " ")).http().port()).isEqualTo(6632);
     assertThatThrownBy(() -> Config.from(Map.of("PORT", "abc")))
         .isInstanceOf(ConfigException.class)
         .hasMessage("PORT='abc' is not accepted: an integer from 1 to 65535");
@@ -64,7 +64,7 @@ class ConfigTest {
   @Test
   void aMalformedEncryptionKeyIsAConfigErrorThatDoesNotShowTheKey() {
     String good = "0123456789abcdef".repeat(4);
-    assertThat(Config.from(Map.of("QUEEN_ENCRYPTION_KEY", good)).encryptionKeyHex()).contains(good);
+    assertThat(Config.from(Map.of("QUEEN_ENCRYPTION_KEY", good)).security().encryptionKeyHex()).contains(good);
     assertThatThrownBy(() -> Config.from(Map.of("QUEEN_ENCRYPTION_KEY", "zz")))
         .isInstanceOf(ConfigException.class)
         .hasMessage("QUEEN_ENCRYPTION_KEY (a value of 2 characters, not shown) is not accepted: "
@@ -80,28 +80,28 @@ class ConfigTest {
   void copiesReplaceOneComponentAndKeepTheRest() {
     Config c = Config.from(Map.of("QUEEN_TENANCY_HEADER", "on", "QUEEN_DB_CONNECT_TIMEOUT_S", "7"));
     Config moved = c.withPort(7001);
-    assertThat(moved.port()).isEqualTo(7001);
-    assertThat(moved).isEqualTo(c.withPort(c.port()).withPort(7001));
-    assertThat(moved.tenancyHeader()).isTrue();
+    assertThat(moved.http().port()).isEqualTo(7001);
+    assertThat(moved).isEqualTo(c.withPort(c.http().port()).withPort(7001));
+    assertThat(moved.security().tenancyHeader()).isTrue();
     assertThat(moved.startup().dbConnectTimeoutS()).isEqualTo(7);
     var db = new Config.Database("h", 1234, "d", "u", "p", false);
-    assertThat(c.withDatabase(db).database()).contains(db);
-    assertThat(c.withDatabase(db).withPort(c.port()).serverId()).isEqualTo(c.serverId());
+    assertThat(c.withDatabase(db).postgres().connection()).contains(db);
+    assertThat(c.withDatabase(db).withPort(c.http().port()).serverId()).isEqualTo(c.serverId());
   }
 
   @Test
   void theEmbeddedBufferPoolIsAnEighthOfMemoryWithinBoundsUnlessConfigured() {
-    assertThat(Config.from(Map.of()).embeddedPgSharedBuffersMb()).isBetween(128, 1024);
-    assertThat(Config.from(Map.of("QUEEN_EMBEDDED_PG_SHARED_BUFFERS_MB", "300")).embeddedPgSharedBuffersMb())
+    assertThat(Config.from(Map.of()).postgres().embeddedSharedBuffersMb()).isBetween(128, 1024);
+    assertThat(Config.from(Map.of("QUEEN_EMBEDDED_PG_SHARED_BUFFERS_MB", "300")).postgres().embeddedSharedBuffersMb())
         .isEqualTo(300);
-    assertThat(Config.from(Map.of("QUEEN_EMBEDDED_PG_SHARED_BUFFERS_MB", "1")).embeddedPgSharedBuffersMb())
+    assertThat(Config.from(Map.of("QUEEN_EMBEDDED_PG_SHARED_BUFFERS_MB", "1")).postgres().embeddedSharedBuffersMb())
         .isEqualTo(16);
   }
 
   @Test
   void booleansAreStrictAndAnUnknownSpellingIsFatal() {
-    assertThat(Config.from(Map.of("QUEEN_TENANCY_HEADER", " Yes ")).tenancyHeader()).isTrue();
-    assertThat(Config.from(Map.of("QUEEN_TENANCY_HEADER", "off")).tenancyHeader()).isFalse();
+    assertThat(Config.from(Map.of("QUEEN_TENANCY_HEADER", " Yes ")).security().tenancyHeader()).isTrue();
+    assertThat(Config.from(Map.of("QUEEN_TENANCY_HEADER", "off")).security().tenancyHeader()).isFalse();
     assertThatThrownBy(() -> Config.from(Map.of("QUEEN_TENANCY_HEADER", "maybe")))
         .isInstanceOf(ConfigException.class)
         .hasMessage("QUEEN_TENANCY_HEADER='maybe' is not accepted: a boolean (true/false, 1/0, yes/no, on/off)");
@@ -115,15 +115,15 @@ class ConfigTest {
 
   @Test
   void popTimeoutPrefersDefaultTimeout() {
-    assertThat(Config.from(Map.of("DEFAULT_TIMEOUT", "5", "POP_DEFAULT_TIMEOUT_MS", "7")).popDefaultTimeoutMs())
+    assertThat(Config.from(Map.of("DEFAULT_TIMEOUT", "5", "POP_DEFAULT_TIMEOUT_MS", "7")).pop().defaultTimeoutMs())
         .isEqualTo(5);
-    assertThat(Config.from(Map.of("POP_DEFAULT_TIMEOUT_MS", "7")).popDefaultTimeoutMs()).isEqualTo(7);
+    assertThat(Config.from(Map.of("POP_DEFAULT_TIMEOUT_MS", "7")).pop().defaultTimeoutMs()).isEqualTo(7);
   }
 
   @Test
   void theEventBusPortIsRandomByDefaultAndCanBeFixed() {
-    assertThat(Config.from(Map.of()).clusterBusPort()).isZero();
-    assertThat(Config.from(Map.of("QUEEN_CLUSTER_BUS_PORT", "5801")).clusterBusPort()).isEqualTo(5801);
+    assertThat(Config.from(Map.of()).cluster().busPort()).isZero();
+    assertThat(Config.from(Map.of("QUEEN_CLUSTER_BUS_PORT", "5801")).cluster().busPort()).isEqualTo(5801);
     assertThatThrownBy(() -> Config.from(Map.of("QUEEN_CLUSTER_BUS_PORT", "70000")))
         .hasMessageContaining("QUEEN_CLUSTER_BUS_PORT");
   }
