@@ -1,8 +1,11 @@
 package io.queenvertx.boot;
 
+import java.util.Locale;
+import java.util.Set;
+
 /**
- * JWT access levels (API.md §2.1); everything but {@code enabled} is only read when it is on. {@code Node} refuses to
- * boot with auth on and an unknown algorithm or no key material.
+ * JWT access levels (API.md §2.1); everything but {@code enabled} is only read when it is on. Auth on with an unknown
+ * algorithm or without key material is a configuration error, so the node stops before anything starts.
  *
  * @param enabled {@code JWT_ENABLED} (off: no 401/403 ever)
  * @param algorithm {@code JWT_ALGORITHM} ("HS256"): {@code HS256/384/512}, {@code RS256/384/512}, {@code EdDSA} or
@@ -48,8 +51,11 @@ public record JwtSettings(
   public static final long DEFAULT_CLOCK_SKEW_S = 30;
   public static final String DEFAULT_SKIP_PATHS = "/health,/metrics/prometheus,/metrics,/";
 
+  private static final Set<String> ALGORITHMS =
+      Set.of("HS256", "HS384", "HS512", "RS256", "RS384", "RS512", "EDDSA", "AUTO");
+
   static JwtSettings from(ConfigReader e) {
-    return new JwtSettings(
+    return checked(new JwtSettings(
         e.bool("JWT_ENABLED", false),
         e.str("JWT_ALGORITHM", DEFAULT_ALGORITHM),
         e.untrimmed("JWT_SECRET", ""),
@@ -66,6 +72,18 @@ public record JwtSettings(
         e.str("JWT_ROLE_ADMIN", "admin"),
         e.str("JWT_ROLE_READ_WRITE", "read-write"),
         e.str("JWT_ROLE_READ_ONLY", "read-only"),
-        e.str("JWT_ROLE_WRITE_ONLY", "write-only"));
+        e.str("JWT_ROLE_WRITE_ONLY", "write-only")));
+  }
+
+  private static JwtSettings checked(JwtSettings jwt) {
+    if (!jwt.enabled()) return jwt;
+    if (!ALGORITHMS.contains(jwt.algorithm().toUpperCase(Locale.ROOT))) {
+      throw ConfigException.of("JWT_ALGORITHM", jwt.algorithm(),
+          "one of HS256, HS384, HS512, RS256, RS384, RS512, EdDSA, auto");
+    }
+    if (jwt.secret().isEmpty() && jwt.publicKey().isBlank() && jwt.jwksUrl().isEmpty()) {
+      throw new ConfigException("JWT_ENABLED=true needs JWT_SECRET, JWT_PUBLIC_KEY or JWT_JWKS_URL (all are empty)");
+    }
+    return jwt;
   }
 }

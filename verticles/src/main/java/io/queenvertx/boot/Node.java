@@ -60,7 +60,6 @@ public final class Node implements AutoCloseable {
   }
 
   public static Node start(Config config) throws Exception {
-    checkAuth(config.jwt());
     Optional<EmbeddedDatabase> embedded = Optional.empty();
     Config effective = config;
     var pg = config.postgres();
@@ -273,18 +272,6 @@ public final class Node implements AutoCloseable {
         if ("pop_maintenance_mode".equals(r.getString(0))) flags.setPop(Boolean.TRUE.equals(r.getBoolean(1)));
       }
     });
-  }
-
-  /** Auth on without usable key material, or with an unknown algorithm, is fatal at boot (API.md §2.1). */
-  static void checkAuth(JwtSettings jwt) {
-    if (!jwt.enabled()) return;
-    var algs = java.util.Set.of("HS256", "HS384", "HS512", "RS256", "RS384", "RS512", "EDDSA", "AUTO");
-    if (!algs.contains(jwt.algorithm().toUpperCase(java.util.Locale.ROOT))) {
-      throw ConfigException.of("JWT_ALGORITHM", jwt.algorithm(), "one of HS256, HS384, HS512, RS256, RS384, RS512, EdDSA, auto");
-    }
-    if (jwt.secret().isEmpty() && jwt.publicKey().isBlank() && jwt.jwksUrl().isEmpty()) {
-      throw new ConfigException("JWT_ENABLED=true needs JWT_SECRET, JWT_PUBLIC_KEY or JWT_JWKS_URL (all are empty)");
-    }
   }
 
   public OwnershipGate ownershipGate() {

@@ -96,7 +96,7 @@ class ConfigTest {
   @Test
   void withPortAndWithDatabaseRebuildOnlyTheConcernTheyChange() {
     Config c = Config.from(Map.of("QUEEN_TENANCY_HEADER", "on", "QUEEN_ACCESS_LOG", "on", "DB_POOL_SIZE", "9",
-        "QUEEN_CLUSTER_MEMBERS", "10.0.0.1", "JWT_ENABLED", "on", "FILE_BUFFER_FLUSH_MS", "250"));
+        "QUEEN_CLUSTER_MEMBERS", "10.0.0.1", "JWT_ENABLED", "on", "JWT_SECRET", "s", "FILE_BUFFER_FLUSH_MS", "250"));
     Config moved = c.withPort(7001);
     assertThat(moved.http()).isEqualTo(new HttpSettings(7001, c.http().bindAddress(), c.http().maxBodyBytes(),
         c.http().instances(), true));
@@ -158,6 +158,19 @@ class ConfigTest {
   void eachConcernRejectsABadValueByNamingTheVariableAndTheValue(String variable, String value, String message) {
     assertThatThrownBy(() -> Config.from(Map.of(variable, value)))
         .isInstanceOf(ConfigException.class).hasMessage(message);
+  }
+
+  @Test
+  void authOnWithAnUnknownAlgorithmOrNoKeyMaterialIsAConfigError() {
+    assertThatThrownBy(() -> Config.from(Map.of("JWT_ENABLED", "true", "JWT_SECRET", "s", "JWT_ALGORITHM", "HS999")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage("JWT_ALGORITHM='HS999' is not accepted: one of HS256, HS384, HS512, RS256, RS384, RS512, EdDSA, auto");
+    assertThatThrownBy(() -> Config.from(Map.of("JWT_ENABLED", "true")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage("JWT_ENABLED=true needs JWT_SECRET, JWT_PUBLIC_KEY or JWT_JWKS_URL (all are empty)");
+    assertThat(Config.from(Map.of("JWT_ENABLED", "true", "JWT_JWKS_URL", "http://127.0.0.1:1/jwks",
+        "JWT_ALGORITHM", "eddsa")).jwt().enabled()).isTrue();
+    assertThat(Config.from(Map.of("JWT_ALGORITHM", "HS999")).jwt().enabled()).isFalse();
   }
 
   @Test
