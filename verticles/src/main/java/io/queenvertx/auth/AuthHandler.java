@@ -1,6 +1,6 @@
 package io.queenvertx.auth;
 
-import io.queenvertx.boot.Config;
+import io.queenvertx.boot.JwtSettings;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpMethod;
@@ -36,14 +36,14 @@ public final class AuthHandler implements Handler<RoutingContext> {
   private final JwtVerifier verifier;
   private final List<String> skip;
 
-  public AuthHandler(Config.Jwt cfg, JwtVerifier verifier) {
+  public AuthHandler(JwtSettings cfg, JwtVerifier verifier) {
     this.enabled = cfg.enabled();
     this.verifier = verifier;
     this.skip = Arrays.stream(cfg.skipPaths().split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList();
   }
 
   /** The verifier of a node, with its JWKS fetched now and refreshed periodically when a URL is configured. */
-  public static JwtVerifier verifier(Vertx vertx, Config.Jwt cfg) {
+  public static JwtVerifier verifier(Vertx vertx, JwtSettings cfg) {
     var v = new JwtVerifier(cfg);
     if (cfg.enabled() && !cfg.jwksUrl().isEmpty()) {
       var client = WebClient.create(vertx, new WebClientOptions().setConnectTimeout((int) cfg.jwksTimeoutMs()));

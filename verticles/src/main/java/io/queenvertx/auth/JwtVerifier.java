@@ -1,6 +1,6 @@
 package io.queenvertx.auth;
 
-import io.queenvertx.boot.Config;
+import io.queenvertx.boot.JwtSettings;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.math.BigInteger;
@@ -35,7 +35,7 @@ public final class JwtVerifier {
   /** A verified token: its subject and role set. */
   public record Claims(String subject, Set<AccessLevel.Role> roles, JsonObject payload) {}
 
-  private final Config.Jwt cfg;
+  private final JwtSettings cfg;
   private final Map<String, PublicKey> jwks = new ConcurrentHashMap<>();
   private volatile PublicKey pemKey;
   /** Fetches the JWKS again; called on an unknown {@code kid}, at most once per {@link #REFETCH_GAP_MS}. */
@@ -44,7 +44,7 @@ public final class JwtVerifier {
   static final long REFETCH_GAP_MS = 5000;
   private volatile String pemError;
 
-  public JwtVerifier(Config.Jwt cfg) {
+  public JwtVerifier(JwtSettings cfg) {
     this.cfg = cfg;
     if (!cfg.publicKey().isBlank()) {
       try {

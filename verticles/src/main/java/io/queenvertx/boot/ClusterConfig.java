@@ -15,35 +15,35 @@ import java.util.Arrays;
 final class ClusterConfig {
   private ClusterConfig() {}
 
-  static com.hazelcast.config.Config load(Config config) throws Exception {
+  static com.hazelcast.config.Config load(ClusterSettings cluster) throws Exception {
     com.hazelcast.config.Config hz;
-    if (Files.isRegularFile(config.clusterConfig())) {
-      try (InputStream in = Files.newInputStream(config.clusterConfig())) {
+    if (Files.isRegularFile(cluster.xmlFile())) {
+      try (InputStream in = Files.newInputStream(cluster.xmlFile())) {
         hz = new XmlConfigBuilder(in).build();
       }
     } else {
       try (InputStream in = ClusterConfig.class.getResourceAsStream("/cluster.xml")) {
-        if (in == null) throw new IllegalStateException("no cluster.xml found at " + config.clusterConfig());
+        if (in == null) throw new IllegalStateException("no cluster.xml found at " + cluster.xmlFile());
         hz = new XmlConfigBuilder(in).build();
       }
     }
-    hz.setClusterName(config.clusterName());
+    hz.setClusterName(cluster.name());
     hz.setProperty("hazelcast.phone.home.enabled", "false");
     hz.setProperty("hazelcast.logging.type", "slf4j");
     var net = hz.getNetworkConfig();
-    net.setPort(config.clusterPort()).setPortAutoIncrement(true).setPortCount(20);
+    net.setPort(cluster.port()).setPortAutoIncrement(true).setPortCount(20);
     var join = net.getJoin();
     join.getMulticastConfig().setEnabled(false);
     if (!join.getKubernetesConfig().isEnabled()) {
       var tcp = join.getTcpIpConfig().setEnabled(true);
       tcp.getMembers().clear();
-      Arrays.stream(config.clusterMembers().split(",")).map(String::trim).filter(s -> !s.isEmpty())
+      Arrays.stream(cluster.members().split(",")).map(String::trim).filter(s -> !s.isEmpty())
           .forEach(tcp::addMember);
     }
-    if (!config.clusterInterface().isEmpty()) {
+    if (!cluster.networkInterface().isEmpty()) {
       // Choosing the interface only picks the member's advertised address: Hazelcast still binds its server socket
       // to every interface (0.0.0.0) unless bind-any is off (issue 18, item 9).
-      net.getInterfaces().setEnabled(true).addInterface(config.clusterInterface());
+      net.getInterfaces().setEnabled(true).addInterface(cluster.networkInterface());
       hz.setProperty("hazelcast.socket.bind.any", "false");
       hz.setProperty("hazelcast.socket.server.bind.any", "false");
       hz.setProperty("hazelcast.socket.client.bind.any", "false");

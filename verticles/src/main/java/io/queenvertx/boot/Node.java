@@ -60,34 +60,34 @@ public final class Node implements AutoCloseable {
   }
 
   public static Node start(Config config) throws Exception {
-    checkAuth(config.jwt());
     Optional<EmbeddedDatabase> embedded = Optional.empty();
     Config effective = config;
-    if (config.database().isEmpty()) {
-      var db = EmbeddedDatabase.start(config.dataDir(), config.embeddedPgPort(), Math.max(200, config.dbPoolSize() + 40),
-          config.embeddedPgSharedBuffersMb());
+    var pg = config.postgres();
+    if (pg.connection().isEmpty()) {
+      var db = EmbeddedDatabase.start(pg.dataDir(), pg.embeddedPort(), Math.max(200, pg.poolSize() + 40),
+          pg.embeddedSharedBuffersMb());
       embedded = Optional.of(db);
       effective = config.withDatabase(db.connection());
     }
     Vertx vertx = null;
     BrokerMetrics metrics;
     try {
-      Config.Database db = effective.database().orElseThrow();
+      Config.Database db = effective.postgres().connection().orElseThrow();
       // only when the schema is applied at boot: with QUEEN_APPLY_SCHEMA=false a node boots without its database
       // (pushes spool until PostgreSQL is back)
-      if (embedded.isEmpty() && effective.applySchema()) awaitDatabase(db, effective.startup().dbConnectTimeoutS());
-      if (effective.applySchema()) Migrations.apply(db);
+      if (embedded.isEmpty() && pg.applySchema()) awaitDatabase(db, effective.startup().dbConnectTimeoutS());
+      if (pg.applySchema()) Migrations.apply(db);
       metrics = new BrokerMetrics();
       vertx = createVertx(effective, metrics);
       Pool pool = createPool(vertx, effective, db);
       Optional<EnvelopeCipher> cipher = cipherOf(effective);
-      OwnershipGate gate = effective.tenancyHeader()
+      OwnershipGate gate = effective.security().tenancyHeader()
           ? new CachedOwnershipGate(pool, vertx.sharedData().getAsyncMap(CachedOwnershipGate.MAP))
           : OwnershipGate.OPEN;
       var flags = new MaintenanceFlags();
       var ctx = new NodeContext(effective, pool, gate, flags, cipher, metrics);
       loadFlags(pool, flags);
-      vertx.setPeriodic(effective.cacheRefreshIntervalMs(), t -> loadFlags(pool, flags));
+      vertx.setPeriodic(effective.maintenance().cacheRefreshIntervalMs(), t -> loadFlags(pool, flags));
       vertx.eventBus().<io.vertx.core.json.JsonObject>consumer(Addresses.MAINTENANCE_CHANGED, m -> {
         var b = m.body();
         if (b.containsKey("maintenance_mode")) flags.setPush(b.getBoolean("maintenance_mode"));
@@ -102,7 +102,7 @@ public final class Node implements AutoCloseable {
         for (Object o : ids) pids.add(java.util.UUID.fromString(o.toString()));
         gate.invalidate(pids);
       });
-      var cache = new SegmentCache(effective.segmentCacheEntries());
+      var cache = new SegmentCache(effective.engine().segmentCacheEntries());
       metrics.gauge("queen_segment_cache_hits", "segment cache hits", cache::hits);
       metrics.gauge("queen_segment_cache_misses", "segment cache misses", cache::misses);
       metrics.gauge("queen_segment_decodes", "segment blobs decoded", cache::decodes);
@@ -114,10 +114,10 @@ public final class Node implements AutoCloseable {
           new DeploymentOptions(worker).setInstances(2))));
       ids.add(await(vertx.deployVerticle(new LogWriterVerticle(ctx, cipher), new DeploymentOptions(worker))));
       ids.add(await(vertx.deployVerticle(() -> new ConsumerVerticle(ctx, frameDecoder),
-          new DeploymentOptions().setInstances(effective.httpInstances()))));
+          new DeploymentOptions().setInstances(effective.http().instances()))));
       ids.add(await(vertx.deployVerticle(new DlqMoverVerticle(ctx, cipher), new DeploymentOptions(worker))));
       ids.add(await(vertx.deployVerticle(new RetentionVerticle(ctx))));
-      ids.add(await(vertx.deployVerticle(new io.queenvertx.dlq.RedriveVerticle(ctx, effective.redriveStaleMs()))));
+      ids.add(await(vertx.deployVerticle(new io.queenvertx.dlq.RedriveVerticle(ctx, effective.maintenance().redriveStaleMs()))));
       ids.add(await(vertx.deployVerticle(new io.queenvertx.webhook.DeliveryVerticle(ctx))));
       var auth = new io.queenvertx.auth.AuthHandler(effective.jwt(),
           io.queenvertx.auth.AuthHandler.verifier(vertx, effective.jwt()));
@@ -125,16 +125,16 @@ public final class Node implements AutoCloseable {
       // last: the network is served only once every verticle it talks to is listening
       try {
         ids.add(await(vertx.deployVerticle(() -> new HttpVerticle(ctx),
-            new DeploymentOptions().setInstances(effective.httpInstances()))));
+            new DeploymentOptions().setInstances(effective.http().instances()))));
       } catch (Exception e) {
         if (portInUse(e)) {
-          throw new BootException("port " + effective.port() + " on " + effective.bindAddress()
+          throw new BootException("port " + effective.http().port() + " on " + effective.http().bindAddress()
               + " is already in use (PORT)", 2);
         }
         throw e;
       }
       log.info("ready: queen-vertx {} node {} at http://{}:{} data dir {} PostgreSQL {} cluster {}", Config.VERSION,
-          effective.serverId(), effective.bindAddress(), effective.port(), effective.dataDir(),
+          effective.serverId(), effective.http().bindAddress(), effective.http().port(), pg.dataDir(),
           embedded.isPresent() ? "embedded at " + describe(db) : describe(db), membership(effective, vertx));
       return new Node(effective, embedded, vertx, pool, ids, cache, gate);
     } catch (Exception e) {
@@ -150,11 +150,11 @@ public final class Node implements AutoCloseable {
   }
 
   private static String membership(Config config, Vertx vertx) {
-    if (!config.clustered()) return "none (standalone)";
+    if (!config.cluster().enabled()) return "none (standalone)";
     var manager = ((io.vertx.core.internal.VertxInternal) vertx).clusterManager();
     int size = manager == null ? 1 : manager.getNodes().size();
-    return "'" + config.clusterName() + "' with " + size + (size == 1 ? " member" : " members")
-        + " (seeds " + config.clusterMembers() + ")";
+    return "'" + config.cluster().name() + "' with " + size + (size == 1 ? " member" : " members")
+        + " (seeds " + config.cluster().members() + ")";
   }
 
   /** A listen that failed because another socket holds the address (JDK or native transport wording). */
@@ -218,10 +218,11 @@ public final class Node implements AutoCloseable {
             .setJvmMetricsEnabled(true)
             .setPrometheusOptions(new io.vertx.micrometer.VertxPrometheusOptions().setEnabled(true)));
     var factory = new io.vertx.micrometer.MicrometerMetricsFactory(metrics.registry());
-    if (!config.clustered()) return Vertx.builder().with(options).withMetrics(factory).build();
-    options.getEventBusOptions().setHost(config.clusterInterface().isEmpty() ? "127.0.0.1" : config.clusterInterface());
-    options.getEventBusOptions().setPort(config.clusterBusPort());
-    var manager = new HazelcastClusterManager(ClusterConfig.load(config));
+    var cluster = config.cluster();
+    if (!cluster.enabled()) return Vertx.builder().with(options).withMetrics(factory).build();
+    options.getEventBusOptions().setHost(cluster.networkInterface().isEmpty() ? "127.0.0.1" : cluster.networkInterface());
+    options.getEventBusOptions().setPort(cluster.busPort());
+    var manager = new HazelcastClusterManager(ClusterConfig.load(cluster));
     return await(Vertx.builder().with(options).withMetrics(factory).withClusterManager(manager).buildClustered());
   }
 
@@ -236,11 +237,11 @@ public final class Node implements AutoCloseable {
         .setPreparedStatementCacheMaxSize(256)
         .setPipeliningLimit(1)
         .setProperties(Map.of(
-            "statement_timeout", Integer.toString(config.statementTimeoutMs()),
+            "statement_timeout", Integer.toString(config.postgres().statementTimeoutMs()),
             "application_name", "queen-vertx"));
     if (db.ssl()) connect.setSslMode(io.vertx.pgclient.SslMode.REQUIRE).setSslOptions(new io.vertx.core.net.ClientSSLOptions().setTrustAll(true));
     var poolOptions = new PoolOptions()
-        .setMaxSize(config.dbPoolSize())
+        .setMaxSize(config.postgres().poolSize())
         .setMaxWaitQueueSize(-1)
         .setConnectionTimeout(10)
         .setConnectionTimeoutUnit(TimeUnit.SECONDS)
@@ -254,7 +255,7 @@ public final class Node implements AutoCloseable {
    * plaintext (issue #5: "never silent").
    */
   static Optional<EnvelopeCipher> cipherOf(Config config) {
-    return config.encryptionKeyHex().map(hex -> {
+    return config.security().encryptionKeyHex().map(hex -> {
       try {
         return EnvelopeCipher.fromHex(hex);
       } catch (IllegalArgumentException e) {
@@ -271,18 +272,6 @@ public final class Node implements AutoCloseable {
         if ("pop_maintenance_mode".equals(r.getString(0))) flags.setPop(Boolean.TRUE.equals(r.getBoolean(1)));
       }
     });
-  }
-
-  /** Auth on without usable key material, or with an unknown algorithm, is fatal at boot (API.md §2.1). */
-  static void checkAuth(Config.Jwt jwt) {
-    if (!jwt.enabled()) return;
-    var algs = java.util.Set.of("HS256", "HS384", "HS512", "RS256", "RS384", "RS512", "EDDSA", "AUTO");
-    if (!algs.contains(jwt.algorithm().toUpperCase(java.util.Locale.ROOT))) {
-      throw ConfigException.of("JWT_ALGORITHM", jwt.algorithm(), "one of HS256, HS384, HS512, RS256, RS384, RS512, EdDSA, auto");
-    }
-    if (jwt.secret().isEmpty() && jwt.publicKey().isBlank() && jwt.jwksUrl().isEmpty()) {
-      throw new ConfigException("JWT_ENABLED=true needs JWT_SECRET, JWT_PUBLIC_KEY or JWT_JWKS_URL (all are empty)");
-    }
   }
 
   public OwnershipGate ownershipGate() {

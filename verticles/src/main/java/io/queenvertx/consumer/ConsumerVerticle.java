@@ -144,10 +144,10 @@ public final class ConsumerVerticle extends VerticleBase {
 
   /** The safety re-poll: the initial interval, growing after the threshold of empty checks, capped. */
   long repollInterval(int emptyChecks) {
-    var c = node.config();
-    if (emptyChecks <= c.popWaitBackoffThreshold()) return c.popWaitInitialIntervalMs();
-    long grown = (long) (c.popWaitInitialIntervalMs() * emptyChecks * c.popWaitBackoffMultiplier());
-    return Math.min(grown, c.popWaitMaxIntervalMs());
+    var c = node.config().pop();
+    if (emptyChecks <= c.waitBackoffThreshold()) return c.waitInitialIntervalMs();
+    long grown = (long) (c.waitInitialIntervalMs() * emptyChecks * c.waitBackoffMultiplier());
+    return Math.min(grown, c.waitMaxIntervalMs());
   }
 
   private void finish(Waiter w) {

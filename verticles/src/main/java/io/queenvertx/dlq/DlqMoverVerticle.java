@@ -86,7 +86,7 @@ public final class DlqMoverVerticle extends VerticleBase {
       String txn = "dlq:" + id;
       UUID newId = UuidV7.next();
       byte[] blob = Segment.pack(java.util.List.of(new Frame(newId, txn, null, null, p, encrypted)),
-          node.config().zstdLevel());
+          node.config().engine().zstdLevel());
       return node.pool().preparedQuery("SELECT queen.log_dlq_move($1, $2, $3, $4, $5, $6)")
           .execute(Tuple.of(c.tenant(), id, queue, partition, Buffer.buffer(TxnHash.of(txn)), Buffer.buffer(blob)))
           .map(rows -> verdict(c, row, (JsonObject) rows.iterator().next().getValue(0), newId, txn, queue, partition))

@@ -11,7 +11,7 @@ import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpStatusClass;
 import io.netty.handler.codec.http.LastHttpContent;
-import io.queenvertx.boot.Config;
+import io.queenvertx.boot.ExposureSettings;
 import io.queenvertx.metrics.BrokerMetrics;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpConnection;
@@ -64,7 +64,7 @@ final class ConnectionLimits implements Shareable {
   private final ConcurrentSkipListMap<Long, Tracked> unproven = new ConcurrentSkipListMap<>();
   private final AtomicLong sequence = new AtomicLong();
 
-  private ConnectionLimits(BrokerMetrics metrics, Config.Exposure exposure) {
+  private ConnectionLimits(BrokerMetrics metrics, ExposureSettings exposure) {
     this.metrics = metrics;
     this.maxConnections = exposure.maxConnections();
     this.idleNanos = exposure.idleTimeoutS() * 1_000_000_000L;
@@ -75,7 +75,7 @@ final class ConnectionLimits implements Shareable {
   }
 
   /** The node's limits, created by the first HTTP verticle instance of that Vert.x instance. */
-  static ConnectionLimits of(Vertx vertx, BrokerMetrics metrics, Config.Exposure exposure) {
+  static ConnectionLimits of(Vertx vertx, BrokerMetrics metrics, ExposureSettings exposure) {
     return vertx.sharedData().<String, ConnectionLimits>getLocalMap(MAP)
         .computeIfAbsent("node", k -> new ConnectionLimits(metrics, exposure));
   }

@@ -61,7 +61,7 @@ public final class EventBusApiVerticle extends VerticleBase {
     }
     UUID tenant;
     try {
-      tenant = Tenancy.parse(m.headers().get(ApiAddresses.TENANT), node.config().tenancyHeader());
+      tenant = Tenancy.parse(m.headers().get(ApiAddresses.TENANT), node.config().security().tenancyHeader());
       op.apply(m.body(), new Caller(tenant, d.subject()))
           .onSuccess(m::reply)
           .onFailure(e -> m.reply(asReply(e)));
@@ -100,7 +100,7 @@ public final class EventBusApiVerticle extends VerticleBase {
     String group = r.consumerGroup();
     boolean queueMode = group == null || group.isEmpty() || PopRoutes.QUEUE_MODE.equals(group);
     String mode = queueMode ? "all"
-        : PopRoutes.normaliseMode(r.subscriptionMode() == null ? node.config().defaultSubscriptionMode()
+        : PopRoutes.normaliseMode(r.subscriptionMode() == null ? node.config().pop().defaultSubscriptionMode()
             : r.subscriptionMode());
     var cmd = new PopCommand(c.tenant(), r.queue(), r.partition(), null, null,
         queueMode ? PopRoutes.QUEUE_MODE : group, r.batch() <= 0 ? 200 : r.batch(), 1, r.autoAck(), r.longPoll(),

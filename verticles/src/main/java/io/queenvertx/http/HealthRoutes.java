@@ -28,7 +28,7 @@ final class HealthRoutes {
               .put("status", up ? "healthy" : "unhealthy")
               .put("database", up ? "connected" : "disconnected")
               .put("engine", ENGINE)
-              .put("version", config.version())
+              .put("version", Config.VERSION)
               .put("server", config.serverId());
           ErrorContract.send(ctx, up ? 200 : 503, body);
         }));

@@ -28,8 +28,8 @@ public final class HttpVerticle extends VerticleBase {
   public Future<?> start() {
     Router router = buildRouter(node, vertx);
     server = vertx.createHttpServer(new HttpServerOptions()
-        .setPort(node.config().port())
-        .setHost(node.config().bindAddress())
+        .setPort(node.config().http().port())
+        .setHost(node.config().http().bindAddress())
         .setTcpNoDelay(true)
         .setCompressionSupported(false)
         // Queen speaks HTTP/1.1 only; an h2c connection would also bypass the per-request header deadline.
@@ -44,7 +44,7 @@ public final class HttpVerticle extends VerticleBase {
 
   static Router buildRouter(NodeContext node, io.vertx.core.Vertx vertx) {
     Router router = Router.router(vertx);
-    boolean logAll = node.config().accessLog();
+    boolean logAll = node.config().http().accessLog();
     router.route().order(-2000).handler(ctx -> RequestIds.handle(ctx, logAll));
     // Before auth and routing: a path that is not canonical is a 400, so the access checks and the router judge the
     // same path (issue 18).
@@ -58,9 +58,9 @@ public final class HttpVerticle extends VerticleBase {
     var auth = new io.queenvertx.auth.AuthHandler(node.config().jwt(),
         io.queenvertx.auth.AuthHandler.verifier(vertx, node.config().jwt()));
     router.route().order(-950).handler(auth);
-    boolean tenancy = node.config().tenancyHeader();
+    boolean tenancy = node.config().security().tenancyHeader();
     router.route().order(-900).handler(ctx -> Tenancy.resolve(ctx, tenancy));
-    var routes = new RouteTable(router, node.config().maxBodyBytes(), auth);
+    var routes = new RouteTable(router, node.config().http().maxBodyBytes(), auth);
     ApiRoutes.mount(routes, node, vertx);
     router.route().last().handler(ErrorContract::fallback);
     router.route().failureHandler(ErrorContract::onFailure);

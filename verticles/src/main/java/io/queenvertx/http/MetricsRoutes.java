@@ -45,7 +45,7 @@ final class MetricsRoutes {
           .append("# TYPE queen_maintenance_mode_enabled gauge\n")
           .append("queen_maintenance_mode_enabled ").append(node.maintenance().pushMaintenance() ? 1 : 0).append('\n')
           .append("# HELP queen_db_pool_size configured pool size\n# TYPE queen_db_pool_size gauge\n")
-          .append("queen_db_pool_size ").append(node.config().dbPoolSize()).append('\n');
+          .append("queen_db_pool_size ").append(node.config().postgres().poolSize()).append('\n');
       boolean hideQueues = node.config().exposure().hideQueueMetrics();
       node.pool().query(hideQueues ? TOTALS : DB_BLOCK).execute().onComplete(ar -> {
         if (ar.succeeded() && hideQueues) {
@@ -97,7 +97,7 @@ final class MetricsRoutes {
    */
   static JsonObject document(NodeContext node, BrokerMetrics m) {
     var rt = Runtime.getRuntime();
-    var database = new JsonObject().put("poolSize", node.config().dbPoolSize());
+    var database = new JsonObject().put("poolSize", node.config().postgres().poolSize());
     m.sqlPoolGauge("vertx.pool.queue.pending").ifPresent(v -> database.put("waitingRequests", v));
     m.sqlPoolGauge("vertx.pool.in.use").ifPresent(v -> database.put("activeConnections", v));
     var memory = new JsonObject();

@@ -34,7 +34,7 @@ final class PopRoutes {
     int partitions = q.i32("partitions", 1);
     boolean autoAck = q.bool("autoAck", false);
     boolean wait = q.bool("wait", false);
-    long timeout = q.u64("timeout", cfg.popDefaultTimeoutMs());
+    long timeout = q.u64("timeout", cfg.pop().defaultTimeoutMs());
     int leaseSeconds = q.i32("leaseSeconds", 0);
     boolean conflation = q.bool("conflation", false);
     q.bool("autopilot", false);
@@ -68,7 +68,7 @@ final class PopRoutes {
     OffsetDateTime from = null;
     if (!queueMode) {
       String requested = ctx.request().getParam("subscriptionMode");
-      mode = normaliseMode(requested == null ? cfg.defaultSubscriptionMode() : requested);
+      mode = normaliseMode(requested == null ? cfg.pop().defaultSubscriptionMode() : requested);
       String sf = q.str("subscriptionFrom");
       if (sf != null && !sf.isBlank()) {
         if ("now".equalsIgnoreCase(sf.strip())) {

@@ -44,7 +44,7 @@ final class StatsRoutes {
   }
 
   static Future<JsonObject> buffers(NodeContext node, Vertx vertx) {
-    Path dir = node.config().fileBufferDir();
+    Path dir = node.config().spool().dir();
     Future<JsonObject> stats = vertx.eventBus().<JsonObject>request(Addresses.SPOOL_STATS, "stats",
             new DeliveryOptions().setLocalOnly(true).setSendTimeout(SPOOL_TIMEOUT_MS))
         .map(Message::body)

@@ -51,8 +51,8 @@ final class SystemRoutes {
     });
     routes.get("/api/v1/system/shared-state", ctx -> readFlags(node)
         .onSuccess(f -> ErrorContract.send(ctx, 200, new JsonObject()
-            .put("enabled", node.config().clustered())
-            .put("reason", node.config().clustered() ? "vertx_hazelcast_cluster" : "single_node_segments_broker")
+            .put("enabled", node.config().cluster().enabled())
+            .put("reason", node.config().cluster().enabled() ? "vertx_hazelcast_cluster" : "single_node_segments_broker")
             .put("maintenance_mode", f.getBoolean("push")).put("pop_maintenance_mode", f.getBoolean("pop"))))
         .onFailure(ctx::fail));
   }

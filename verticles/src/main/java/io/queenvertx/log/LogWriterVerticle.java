@@ -89,14 +89,14 @@ public final class LogWriterVerticle extends VerticleBase {
     this.node = node;
     this.settings = new QueueSettings(node.pool());
     this.transactions = new Transactions(node, cipher, settings);
-    this.dedup = new DedupCache(node.config().dedupCacheMb());
+    this.dedup = new DedupCache(node.config().engine().dedupCacheMb());
     this.dedupReader = new DedupReader(node.pool(), dedup);
     this.encryption = new PushEncryption(cipher, settings);
   }
 
   @Override
   public Future<?> start() throws Exception {
-    var spool = new Spool(node.config().fileBufferDir(), node.config().fileBufferEventsPerFile());
+    var spool = new Spool(node.config().spool().dir(), node.config().spool().eventsPerFile());
     spooler = new Spooler(node, spool, encryption, new Spooler.Writer() {
       @Override
       public void enqueue(Request req, int index, Frame frame) {
@@ -108,7 +108,7 @@ public final class LogWriterVerticle extends VerticleBase {
         LogWriterVerticle.this.scheduleDispatch();
       }
     });
-    vertx.setPeriodic(Math.max(10, node.config().fileBufferFlushMs()), t -> spooler.drain());
+    vertx.setPeriodic(Math.max(10, node.config().spool().flushMs()), t -> spooler.drain());
     node.metrics().gauge("queen_file_buffer_pending", "push events waiting in this node's spool", spool::pendingEvents);
     node.metrics().gauge("queen_file_buffer_failed",
         "spooled push events the database refused, set aside in the spool's failed/ folder", spool::rejectedEvents);
@@ -206,7 +206,7 @@ public final class LogWriterVerticle extends VerticleBase {
 
   private void dispatch() {
     dispatchScheduled = false;
-    while (bundlesInFlight < node.config().pushBundlesInFlight()) {
+    while (bundlesInFlight < node.config().engine().pushBundlesInFlight()) {
       List<PackedSegment> bundle = new ArrayList<>();
       // Live pushes first, but a waiting replay always has one bundle going, so steady traffic cannot starve it.
       boolean replay = spoolBundlesInFlight == 0 && !spoolPending.isEmpty();
@@ -241,7 +241,7 @@ public final class LogWriterVerticle extends VerticleBase {
     for (var e : from.entrySet()) {
       if (inFlight.contains(e.getKey())) continue;
       taken.add(e.getKey());
-      if (taken.size() >= node.config().pushPartitionsPerBundle()) break;
+      if (taken.size() >= node.config().engine().pushPartitionsPerBundle()) break;
     }
     return taken;
   }
@@ -265,7 +265,7 @@ public final class LogWriterVerticle extends VerticleBase {
       frames.add(slots.get(i).frame);
       System.arraycopy(slots.get(i).hash, 0, hashes, i * TxnHash.BYTES, TxnHash.BYTES);
     }
-    return new PackedSegment(key, new ArrayList<>(slots), Segment.pack(frames, node.config().zstdLevel()), hashes,
+    return new PackedSegment(key, new ArrayList<>(slots), Segment.pack(frames, node.config().engine().zstdLevel()), hashes,
         dedup.claim(key, hashes), knownPartitions.get(key));
   }
 

@@ -199,7 +199,7 @@ final class Transactions {
       fs.add(f);
       System.arraycopy(TxnHash.of(f.transactionId()), 0, hashes, j * TxnHash.BYTES, TxnHash.BYTES);
     }
-    byte[] blob = Segment.pack(fs, node.config().zstdLevel());
+    byte[] blob = Segment.pack(fs, node.config().engine().zstdLevel());
     return conn.preparedQuery("SELECT queen.log_push($1, $2, $3, $4, $5, $6)")
         .execute(Tuple.of(tenant, key.queue(), key.partition(), idx.size(), Buffer.buffer(hashes), Buffer.buffer(blob)))
         .compose(rows -> {

@@ -38,14 +38,14 @@ public final class RetentionVerticle extends VerticleBase {
 
   @Override
   public Future<?> start() {
-    vertx.setPeriodic(node.config().retentionIntervalMs(), t -> cycle());
+    vertx.setPeriodic(node.config().maintenance().retentionIntervalMs(), t -> cycle());
     return Future.succeededFuture();
   }
 
   private void cycle() {
     if (running) return;
     running = true;
-    long period = node.config().retentionIntervalMs();
+    long period = node.config().maintenance().retentionIntervalMs();
     node.pool().preparedQuery("SELECT queen.maintenance_claim($1, $2, $3)")
         .execute(Tuple.of(TASK, holder, period))
         .compose(rows -> {
@@ -75,7 +75,7 @@ public final class RetentionVerticle extends VerticleBase {
   private Future<Void> steps(UUID pid, int n) {
     if (n >= MAX_STEPS_PER_PARTITION) return Future.succeededFuture();
     return node.pool().preparedQuery("SELECT queen.log_retention_step($1, $2)")
-        .execute(Tuple.of(pid, node.config().retentionBatchSize()))
+        .execute(Tuple.of(pid, node.config().maintenance().retentionBatchSize()))
         .compose(rows -> {
           JsonObject r = (JsonObject) rows.iterator().next().getValue(0);
           framesDeleted.addAndGet(r.getLong("deleted", 0L));

@@ -33,7 +33,7 @@ class ClusterBindIT {
     var config = Config.from(Map.of("QUEEN_CLUSTER", "true", "QUEEN_CLUSTER_INTERFACE", "127.0.0.1",
         "QUEEN_CLUSTER_MEMBERS", "127.0.0.1:" + port, "QUEEN_CLUSTER_PORT", Integer.toString(port),
         "QUEEN_CLUSTER_NAME", "bind-it-" + UUID.randomUUID()));
-    HazelcastInstance hz = Hazelcast.newHazelcastInstance(ClusterConfig.load(config));
+    HazelcastInstance hz = Hazelcast.newHazelcastInstance(ClusterConfig.load(config.cluster()));
     try {
       var address = hz.getCluster().getLocalMember().getAddress();
       assertThat(address.getHost()).isEqualTo("127.0.0.1");

@@ -3,40 +3,44 @@ package io.queenvertx.boot;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.nio.file.Path;
 import java.util.Map;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 class ConfigTest {
   @Test
   void defaultsAreQueens() {
     var c = Config.from(Map.of());
-    assertThat(c.port()).isEqualTo(6632);
-    assertThat(c.bindAddress()).isEqualTo("0.0.0.0");
-    assertThat(c.database()).isEmpty();
-    assertThat(c.dbPoolSize()).isEqualTo(160);
-    assertThat(c.maxBodyBytes()).isEqualTo(67108864L);
-    assertThat(c.popDefaultTimeoutMs()).isEqualTo(30000);
-    assertThat(c.defaultSubscriptionMode()).isEqualTo("new");
-    assertThat(c.tenancyHeader()).isFalse();
+    assertThat(c.http().port()).isEqualTo(6632);
+    assertThat(c.http().bindAddress()).isEqualTo("0.0.0.0");
+    assertThat(c.postgres().connection()).isEmpty();
+    assertThat(c.postgres().poolSize()).isEqualTo(160);
+    assertThat(c.http().maxBodyBytes()).isEqualTo(67108864L);
+    assertThat(c.pop().defaultTimeoutMs()).isEqualTo(30000);
+    assertThat(c.pop().defaultSubscriptionMode()).isEqualTo("new");
+    assertThat(c.security().tenancyHeader()).isFalse();
     assertThat(c.jwt().enabled()).isFalse();
-    assertThat(c.clustered()).isFalse();
+    assertThat(c.cluster().enabled()).isFalse();
   }
 
   @Test
   void pgHostSelectsAnExternalDatabaseAndPgDatabaseWinsOverPgDb() {
     var c = Config.from(Map.of("PG_HOST", "db", "PG_DB", "b", "PG_DATABASE", "a", "PG_PORT", "6000"));
-    assertThat(c.database()).get().satisfies(d -> {
+    assertThat(c.postgres().connection()).get().satisfies(d -> {
       assertThat(d.host()).isEqualTo("db");
       assertThat(d.database()).isEqualTo("a");
       assertThat(d.port()).isEqualTo(6000);
     });
-    assertThat(Config.from(Map.of("PG_HOST", "db", "PG_DB", "b")).database().get().database()).isEqualTo("b");
+    assertThat(Config.from(Map.of("PG_HOST", "db", "PG_DB", "b")).postgres().connection().get().database()).isEqualTo("b");
   }
 
   @Test
   void integersAreStrictAndABadOneNamesTheVariableTheValueAndTheRange() {
-    assertThat(Config.from(Map.of("DB_POOL_SIZE", "12")).dbPoolSize()).isEqualTo(12);
-    assertThat(Config.from(Map.of("PORT", " ")).port()).isEqualTo(6632);
+    assertThat(Config.from(Map.of("DB_POOL_SIZE", "12")).postgres().poolSize()).isEqualTo(12);
+    assertThat(Config.from(Map.of("PORT", " ")).http().port()).isEqualTo(6632);
     assertThatThrownBy(() -> Config.from(Map.of("PORT", "abc")))
         .isInstanceOf(ConfigException.class)
         .hasMessage("PORT='abc' is not accepted: an integer from 1 to 65535");
@@ -64,7 +68,7 @@ class ConfigTest {
   @Test
   void aMalformedEncryptionKeyIsAConfigErrorThatDoesNotShowTheKey() {
     String good = "0123456789abcdef".repeat(4);
-    assertThat(Config.from(Map.of("QUEEN_ENCRYPTION_KEY", good)).encryptionKeyHex()).contains(good);
+    assertThat(Config.from(Map.of("QUEEN_ENCRYPTION_KEY", good)).security().encryptionKeyHex()).contains(good);
     assertThatThrownBy(() -> Config.from(Map.of("QUEEN_ENCRYPTION_KEY", "zz")))
         .isInstanceOf(ConfigException.class)
         .hasMessage("QUEEN_ENCRYPTION_KEY (a value of 2 characters, not shown) is not accepted: "
@@ -80,28 +84,108 @@ class ConfigTest {
   void copiesReplaceOneComponentAndKeepTheRest() {
     Config c = Config.from(Map.of("QUEEN_TENANCY_HEADER", "on", "QUEEN_DB_CONNECT_TIMEOUT_S", "7"));
     Config moved = c.withPort(7001);
-    assertThat(moved.port()).isEqualTo(7001);
-    assertThat(moved).isEqualTo(c.withPort(c.port()).withPort(7001));
-    assertThat(moved.tenancyHeader()).isTrue();
+    assertThat(moved.http().port()).isEqualTo(7001);
+    assertThat(moved).isEqualTo(c.withPort(c.http().port()).withPort(7001));
+    assertThat(moved.security().tenancyHeader()).isTrue();
     assertThat(moved.startup().dbConnectTimeoutS()).isEqualTo(7);
     var db = new Config.Database("h", 1234, "d", "u", "p", false);
-    assertThat(c.withDatabase(db).database()).contains(db);
-    assertThat(c.withDatabase(db).withPort(c.port()).serverId()).isEqualTo(c.serverId());
+    assertThat(c.withDatabase(db).postgres().connection()).contains(db);
+    assertThat(c.withDatabase(db).withPort(c.http().port()).serverId()).isEqualTo(c.serverId());
+  }
+
+  @Test
+  void withPortAndWithDatabaseRebuildOnlyTheConcernTheyChange() {
+    Config c = Config.from(Map.of("QUEEN_TENANCY_HEADER", "on", "QUEEN_ACCESS_LOG", "on", "DB_POOL_SIZE", "9",
+        "QUEEN_CLUSTER_MEMBERS", "10.0.0.1", "JWT_ENABLED", "on", "JWT_SECRET", "s", "FILE_BUFFER_FLUSH_MS", "250"));
+    Config moved = c.withPort(7001);
+    assertThat(moved.http()).isEqualTo(new HttpSettings(7001, c.http().bindAddress(), c.http().maxBodyBytes(),
+        c.http().instances(), true));
+    assertThat(moved).usingRecursiveComparison().ignoringFields("http.port").isEqualTo(c);
+    var db = new Config.Database("h", 1234, "d", "u", "p", false);
+    Config pointed = c.withDatabase(db);
+    assertThat(pointed.postgres().connection()).contains(db);
+    assertThat(pointed.postgres().poolSize()).isEqualTo(9);
+    assertThat(pointed).usingRecursiveComparison().ignoringFields("postgres.connection").isEqualTo(c);
+  }
+
+  @Test
+  void everyConcernDefaultsToItsNamedConstants() {
+    var c = Config.from(Map.of("QUEEN_DATA_DIR", "/srv/q"));
+    assertThat(c.http()).isEqualTo(new HttpSettings(HttpSettings.DEFAULT_PORT, HttpSettings.DEFAULT_BIND_ADDRESS,
+        HttpSettings.DEFAULT_MAX_BODY_BYTES, Runtime.getRuntime().availableProcessors(), false));
+    assertThat(c.postgres()).isEqualTo(new PostgresSettings(Optional.empty(), Path.of("/srv/q"), 0,
+        c.postgres().embeddedSharedBuffersMb(), PostgresSettings.DEFAULT_POOL_SIZE,
+        PostgresSettings.DEFAULT_STATEMENT_TIMEOUT_MS, true));
+    assertThat(c.pop()).isEqualTo(new PopSettings(PopSettings.DEFAULT_TIMEOUT_MS,
+        PopSettings.DEFAULT_SUBSCRIPTION_MODE, PopSettings.DEFAULT_WAIT_INITIAL_INTERVAL_MS,
+        PopSettings.DEFAULT_WAIT_BACKOFF_THRESHOLD, PopSettings.DEFAULT_WAIT_BACKOFF_MULTIPLIER,
+        PopSettings.DEFAULT_WAIT_MAX_INTERVAL_MS));
+    assertThat(c.engine()).isEqualTo(new EngineSettings(EngineSettings.DEFAULT_ZSTD_LEVEL,
+        EngineSettings.DEFAULT_SEGMENT_CACHE_ENTRIES, EngineSettings.DEFAULT_DEDUP_CACHE_MB,
+        EngineSettings.DEFAULT_PUSH_BUNDLES_IN_FLIGHT, EngineSettings.DEFAULT_PUSH_PARTITIONS_PER_BUNDLE));
+    assertThat(c.spool()).isEqualTo(new SpoolSettings(Path.of("/srv/q/buffers"), SpoolSettings.DEFAULT_FLUSH_MS,
+        SpoolSettings.DEFAULT_EVENTS_PER_FILE));
+    assertThat(c.maintenance()).isEqualTo(new MaintenanceSettings(MaintenanceSettings.DEFAULT_RETENTION_INTERVAL_MS,
+        MaintenanceSettings.DEFAULT_RETENTION_BATCH_SIZE, MaintenanceSettings.DEFAULT_CACHE_REFRESH_INTERVAL_MS,
+        MaintenanceSettings.DEFAULT_REDRIVE_STALE_MS));
+    assertThat(c.security()).isEqualTo(new SecuritySettings(Optional.empty(), false, Map.of()));
+    assertThat(c.cluster()).isEqualTo(new ClusterSettings(false, ClusterSettings.DEFAULT_MEMBERS,
+        ClusterSettings.DEFAULT_PORT, 0, "", ClusterSettings.DEFAULT_NAME, Path.of(ClusterSettings.DEFAULT_XML_FILE)));
+    assertThat(c.jwt()).isEqualTo(new JwtSettings(false, JwtSettings.DEFAULT_ALGORITHM, "", "", "",
+        JwtSettings.DEFAULT_JWKS_REFRESH_INTERVAL_S, JwtSettings.DEFAULT_JWKS_TIMEOUT_MS, "", "",
+        JwtSettings.DEFAULT_CLOCK_SKEW_S, JwtSettings.DEFAULT_SKIP_PATHS, "role", "roles", "admin", "read-write",
+        "read-only", "write-only"));
+    assertThat(c.exposure()).isEqualTo(new ExposureSettings(ExposureSettings.DEFAULT_IDLE_TIMEOUT_S,
+        ExposureSettings.DEFAULT_HEADER_TIMEOUT_MS, ExposureSettings.defaultMaxConnections(), false));
+    assertThat(c.startup()).isEqualTo(new StartupSettings(StartupSettings.DEFAULT_DB_CONNECT_TIMEOUT_S));
+  }
+
+  /** One variable of each concern: its record's parsing is as strict as the rest and names the variable. */
+  @ParameterizedTest
+  @CsvSource(delimiter = '|', value = {
+      "QUEEN_HTTP_INSTANCES         | many | QUEEN_HTTP_INSTANCES='many' is not accepted: an integer (32-bit)",
+      "QUEEN_EMBEDDED_PG_PORT       | 70000 | QUEEN_EMBEDDED_PG_PORT='70000' is not accepted: an integer from 0 to 65535",
+      "POP_WAIT_MAX_INTERVAL_MS     | 1s   | POP_WAIT_MAX_INTERVAL_MS='1s' is not accepted: an integer",
+      "QUEEN_V2_ZSTD_LEVEL          | 23   | QUEEN_V2_ZSTD_LEVEL='23' is not accepted: an integer from -7 to 22",
+      "FILE_BUFFER_FLUSH_MS         | fast | FILE_BUFFER_FLUSH_MS='fast' is not accepted: an integer",
+      "QUEEN_REDRIVE_STALE_MS       | 1e4  | QUEEN_REDRIVE_STALE_MS='1e4' is not accepted: an integer",
+      "QUEEN_CLUSTER_PORT           | 0    | QUEEN_CLUSTER_PORT='0' is not accepted: an integer from 1 to 65535",
+      "JWT_CLOCK_SKEW               | 30s  | JWT_CLOCK_SKEW='30s' is not accepted: an integer",
+      "QUEEN_HTTP_MAX_CONNECTIONS   | lots | QUEEN_HTTP_MAX_CONNECTIONS='lots' is not accepted: an integer (32-bit)",
+      "QUEEN_ACCESS_LOG             | loud | QUEEN_ACCESS_LOG='loud' is not accepted: a boolean (true/false, 1/0, yes/no, on/off)",
+      "QUEEN_WEBHOOK_API_KEYS       | k=nope | QUEEN_WEBHOOK_API_KEYS: the tenant of entry 'k...' is not accepted ('nope'): a tenant UUID after '='",
+  })
+  void eachConcernRejectsABadValueByNamingTheVariableAndTheValue(String variable, String value, String message) {
+    assertThatThrownBy(() -> Config.from(Map.of(variable, value)))
+        .isInstanceOf(ConfigException.class).hasMessage(message);
+  }
+
+  @Test
+  void authOnWithAnUnknownAlgorithmOrNoKeyMaterialIsAConfigError() {
+    assertThatThrownBy(() -> Config.from(Map.of("JWT_ENABLED", "true", "JWT_SECRET", "s", "JWT_ALGORITHM", "HS999")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage("JWT_ALGORITHM='HS999' is not accepted: one of HS256, HS384, HS512, RS256, RS384, RS512, EdDSA, auto");
+    assertThatThrownBy(() -> Config.from(Map.of("JWT_ENABLED", "true")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage("JWT_ENABLED=true needs JWT_SECRET, JWT_PUBLIC_KEY or JWT_JWKS_URL (all are empty)");
+    assertThat(Config.from(Map.of("JWT_ENABLED", "true", "JWT_JWKS_URL", "http://127.0.0.1:1/jwks",
+        "JWT_ALGORITHM", "eddsa")).jwt().enabled()).isTrue();
+    assertThat(Config.from(Map.of("JWT_ALGORITHM", "HS999")).jwt().enabled()).isFalse();
   }
 
   @Test
   void theEmbeddedBufferPoolIsAnEighthOfMemoryWithinBoundsUnlessConfigured() {
-    assertThat(Config.from(Map.of()).embeddedPgSharedBuffersMb()).isBetween(128, 1024);
-    assertThat(Config.from(Map.of("QUEEN_EMBEDDED_PG_SHARED_BUFFERS_MB", "300")).embeddedPgSharedBuffersMb())
+    assertThat(Config.from(Map.of()).postgres().embeddedSharedBuffersMb()).isBetween(128, 1024);
+    assertThat(Config.from(Map.of("QUEEN_EMBEDDED_PG_SHARED_BUFFERS_MB", "300")).postgres().embeddedSharedBuffersMb())
         .isEqualTo(300);
-    assertThat(Config.from(Map.of("QUEEN_EMBEDDED_PG_SHARED_BUFFERS_MB", "1")).embeddedPgSharedBuffersMb())
+    assertThat(Config.from(Map.of("QUEEN_EMBEDDED_PG_SHARED_BUFFERS_MB", "1")).postgres().embeddedSharedBuffersMb())
         .isEqualTo(16);
   }
 
   @Test
   void booleansAreStrictAndAnUnknownSpellingIsFatal() {
-    assertThat(Config.from(Map.of("QUEEN_TENANCY_HEADER", " Yes ")).tenancyHeader()).isTrue();
-    assertThat(Config.from(Map.of("QUEEN_TENANCY_HEADER", "off")).tenancyHeader()).isFalse();
+    assertThat(Config.from(Map.of("QUEEN_TENANCY_HEADER", " Yes ")).security().tenancyHeader()).isTrue();
+    assertThat(Config.from(Map.of("QUEEN_TENANCY_HEADER", "off")).security().tenancyHeader()).isFalse();
     assertThatThrownBy(() -> Config.from(Map.of("QUEEN_TENANCY_HEADER", "maybe")))
         .isInstanceOf(ConfigException.class)
         .hasMessage("QUEEN_TENANCY_HEADER='maybe' is not accepted: a boolean (true/false, 1/0, yes/no, on/off)");
@@ -115,15 +199,15 @@ class ConfigTest {
 
   @Test
   void popTimeoutPrefersDefaultTimeout() {
-    assertThat(Config.from(Map.of("DEFAULT_TIMEOUT", "5", "POP_DEFAULT_TIMEOUT_MS", "7")).popDefaultTimeoutMs())
+    assertThat(Config.from(Map.of("DEFAULT_TIMEOUT", "5", "POP_DEFAULT_TIMEOUT_MS", "7")).pop().defaultTimeoutMs())
         .isEqualTo(5);
-    assertThat(Config.from(Map.of("POP_DEFAULT_TIMEOUT_MS", "7")).popDefaultTimeoutMs()).isEqualTo(7);
+    assertThat(Config.from(Map.of("POP_DEFAULT_TIMEOUT_MS", "7")).pop().defaultTimeoutMs()).isEqualTo(7);
   }
 
   @Test
   void theEventBusPortIsRandomByDefaultAndCanBeFixed() {
-    assertThat(Config.from(Map.of()).clusterBusPort()).isZero();
-    assertThat(Config.from(Map.of("QUEEN_CLUSTER_BUS_PORT", "5801")).clusterBusPort()).isEqualTo(5801);
+    assertThat(Config.from(Map.of()).cluster().busPort()).isZero();
+    assertThat(Config.from(Map.of("QUEEN_CLUSTER_BUS_PORT", "5801")).cluster().busPort()).isEqualTo(5801);
     assertThatThrownBy(() -> Config.from(Map.of("QUEEN_CLUSTER_BUS_PORT", "70000")))
         .hasMessageContaining("QUEEN_CLUSTER_BUS_PORT");
   }

@@ -49,7 +49,7 @@ class ConnectionLimitsIT {
     try (var node = TestNode.start(Map.of("QUEEN_HTTP_IDLE_TIMEOUT_S", IDLE_TIMEOUT_S,
         "QUEEN_HTTP_HEADER_TIMEOUT_MS", "1500", "QUEEN_HTTP_MAX_CONNECTIONS", "8000"));
         var selector = Selector.open()) {
-      int port = node.node().config().port();
+      int port = node.node().config().http().port();
       List<SocketChannel> idle = new ArrayList<>();
       var exec = Executors.newSingleThreadExecutor();
       AtomicBoolean stop = new AtomicBoolean();
@@ -137,7 +137,7 @@ class ConnectionLimitsIT {
   @Test
   void aLaterRequestOnAKeepAliveConnectionHasItsOwnHeaderDeadline() throws Exception {
     try (var node = TestNode.start(Map.of("QUEEN_HTTP_IDLE_TIMEOUT_S", "60", "QUEEN_HTTP_HEADER_TIMEOUT_MS", "1000"));
-        var s = new Socket("127.0.0.1", node.node().config().port())) {
+        var s = new Socket("127.0.0.1", node.node().config().http().port())) {
       s.setSoTimeout(10_000);
       var in = s.getInputStream();
       OutputStream out = s.getOutputStream();
@@ -185,7 +185,7 @@ class ConnectionLimitsIT {
     int cap = 20;
     try (var node = TestNode.start(Map.of("QUEEN_HTTP_MAX_CONNECTIONS", Integer.toString(cap),
         "QUEEN_HTTP_IDLE_TIMEOUT_S", "60", "QUEEN_HTTP_HEADER_TIMEOUT_MS", "10000"))) {
-      int port = node.node().config().port();
+      int port = node.node().config().http().port();
       List<Socket> all = new ArrayList<>();
       try {
         // 5 keep-alive clients that have each been served once
@@ -249,7 +249,7 @@ class ConnectionLimitsIT {
   @Test
   void aParkedLongPollOutlivesTheIdleTimeoutAndTheConnectionIsClosedWhenIdleAfterwards() throws Exception {
     try (var node = TestNode.start(Map.of("QUEEN_HTTP_IDLE_TIMEOUT_S", "1", "QUEEN_HTTP_HEADER_TIMEOUT_MS", "1000"));
-        var s = new Socket("127.0.0.1", node.node().config().port())) {
+        var s = new Socket("127.0.0.1", node.node().config().http().port())) {
       String q = "conn-lp-" + UUID.randomUUID().toString().substring(0, 8);
       s.setSoTimeout(15_000);
       long t0 = System.nanoTime();

@@ -22,7 +22,7 @@ class RetentionIT {
 
   @BeforeAll
   static void database() {
-    db = node.node().config().database().orElseThrow();
+    db = node.node().config().postgres().connection().orElseThrow();
   }
 
   static String pid(TestNode.Reply pushed) {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.queenvertx.auth.AuthHandler;
 import io.queenvertx.auth.JwtVerifier;
 import io.queenvertx.boot.Config;
+import io.queenvertx.boot.JwtSettings;
 import io.queenvertx.http.ErrorContract;
 import io.queenvertx.http.RouteTable;
 import io.vertx.core.Vertx;
@@ -34,7 +35,7 @@ class RouteLevelAuthIT {
 
   @BeforeAll
   static void start() throws Exception {
-    Config.Jwt jwt = Config.from(Map.of("JWT_ENABLED", "true", "JWT_SECRET", SECRET,
+    JwtSettings jwt = Config.from(Map.of("JWT_ENABLED", "true", "JWT_SECRET", SECRET,
         "JWT_SKIP_PATHS", "/health,/public/")).jwt();
     vertx = Vertx.vertx();
     Router router = Router.router(vertx);

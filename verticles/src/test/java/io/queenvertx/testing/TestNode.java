@@ -31,7 +31,7 @@ public final class TestNode implements AutoCloseable {
 
   private TestNode(Node node) {
     this.node = node;
-    this.base = "http://127.0.0.1:" + node.config().port();
+    this.base = "http://127.0.0.1:" + node.config().http().port();
   }
 
   public static TestNode start() {

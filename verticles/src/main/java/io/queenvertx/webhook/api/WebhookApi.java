@@ -58,7 +58,7 @@ public final class WebhookApi {
   /** Mounts the API's sub-router on {@code /v1} of the node's router (through its route table). */
   public static void mount(RouteTable routes, NodeContext node, Vertx vertx) {
     RouteTable table = routes.subRouter(PREFIX, ORDER, router(vertx));
-    Map<String, UUID> keys = node.config().webhookApiKeys();
+    Map<String, UUID> keys = node.config().security().webhookApiKeys();
     var store = new WebhookStore(node.pool());
     EndpointRoutes.mount(table, keys, new EndpointRoutes(store, vertx));
     DeadLetterRoutes.mount(table, keys, new DeadLetterRoutes(store, node, vertx));

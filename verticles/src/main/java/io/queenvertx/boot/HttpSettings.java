@@ -1,0 +1,36 @@
+package io.queenvertx.boot;
+
+/**
+ * The HTTP server.
+ *
+ * @param port {@code PORT} (6632, 1..65535)
+ * @param bindAddress {@code QUEEN_BIND_ADDR}, else {@code HOST} ("0.0.0.0"): a host or IP address; one with a port is
+ *     fatal
+ * @param maxBodyBytes {@code QUEEN_MAX_BODY_BYTES} (64 MiB): a larger request body is answered 413
+ * @param instances {@code QUEEN_HTTP_INSTANCES} (the number of cores, at least 1): instances of the HTTP verticle and
+ *     of the consumer verticle
+ * @param accessLog {@code QUEEN_ACCESS_LOG} (off): log every request, not only the failed ones
+ */
+public record HttpSettings(int port, String bindAddress, long maxBodyBytes, int instances, boolean accessLog) {
+  public static final int DEFAULT_PORT = 6632;
+  public static final String DEFAULT_BIND_ADDRESS = "0.0.0.0";
+  public static final long DEFAULT_MAX_BODY_BYTES = 64L * 1024 * 1024;
+
+  static HttpSettings from(ConfigReader e) {
+    String bind = e.str("QUEEN_BIND_ADDR", e.str("HOST", DEFAULT_BIND_ADDRESS));
+    if (bind.contains(":") && !bind.startsWith("[") && bind.chars().filter(c -> c == ':').count() == 1) {
+      throw ConfigException.of("QUEEN_BIND_ADDR", bind, "a host or IP address without a port");
+    }
+    return new HttpSettings(
+        e.integer("PORT", DEFAULT_PORT, 1, 65535),
+        bind,
+        e.lng("QUEEN_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES),
+        Math.max(1, e.integer("QUEEN_HTTP_INSTANCES", Runtime.getRuntime().availableProcessors())),
+        e.bool("QUEEN_ACCESS_LOG", false));
+  }
+
+  /** The same settings on another port. */
+  public HttpSettings withPort(int newPort) {
+    return new HttpSettings(newPort, bindAddress, maxBodyBytes, instances, accessLog);
+  }
+}

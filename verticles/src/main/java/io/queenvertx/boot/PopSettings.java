@@ -1,0 +1,35 @@
+package io.queenvertx.boot;
+
+/**
+ * Defaults of a pop, and the safety re-poll of a parked long poll (a landing wakes it at once; the re-poll is the
+ * fallback): the initial interval for the first {@code waitBackoffThreshold} empty checks, then the initial interval
+ * times the number of empty checks times the multiplier, capped at the maximum.
+ *
+ * @param defaultTimeoutMs {@code DEFAULT_TIMEOUT}, else {@code POP_DEFAULT_TIMEOUT_MS} (30000): long-poll timeout of a
+ *     pop that gives none
+ * @param defaultSubscriptionMode {@code DEFAULT_SUBSCRIPTION_MODE} ("new"): where a named group starts on its first
+ *     contact
+ * @param waitInitialIntervalMs {@code POP_WAIT_INITIAL_INTERVAL_MS} (100)
+ * @param waitBackoffThreshold {@code POP_WAIT_BACKOFF_THRESHOLD} (3)
+ * @param waitBackoffMultiplier {@code POP_WAIT_BACKOFF_MULTIPLIER} (2.0)
+ * @param waitMaxIntervalMs {@code POP_WAIT_MAX_INTERVAL_MS} (1000)
+ */
+public record PopSettings(long defaultTimeoutMs, String defaultSubscriptionMode, long waitInitialIntervalMs,
+                          int waitBackoffThreshold, double waitBackoffMultiplier, long waitMaxIntervalMs) {
+  public static final long DEFAULT_TIMEOUT_MS = 30_000;
+  public static final String DEFAULT_SUBSCRIPTION_MODE = "new";
+  public static final long DEFAULT_WAIT_INITIAL_INTERVAL_MS = 100;
+  public static final int DEFAULT_WAIT_BACKOFF_THRESHOLD = 3;
+  public static final double DEFAULT_WAIT_BACKOFF_MULTIPLIER = 2.0;
+  public static final long DEFAULT_WAIT_MAX_INTERVAL_MS = 1000;
+
+  static PopSettings from(ConfigReader e) {
+    return new PopSettings(
+        e.lng("DEFAULT_TIMEOUT", e.lng("POP_DEFAULT_TIMEOUT_MS", DEFAULT_TIMEOUT_MS)),
+        e.str("DEFAULT_SUBSCRIPTION_MODE", DEFAULT_SUBSCRIPTION_MODE),
+        e.lng("POP_WAIT_INITIAL_INTERVAL_MS", DEFAULT_WAIT_INITIAL_INTERVAL_MS),
+        e.integer("POP_WAIT_BACKOFF_THRESHOLD", DEFAULT_WAIT_BACKOFF_THRESHOLD),
+        e.dbl("POP_WAIT_BACKOFF_MULTIPLIER", DEFAULT_WAIT_BACKOFF_MULTIPLIER),
+        e.lng("POP_WAIT_MAX_INTERVAL_MS", DEFAULT_WAIT_MAX_INTERVAL_MS));
+  }
+}
