@@ -73,7 +73,9 @@ public record Config(
     /** Network exposure: HTTP connection limits and what the public metrics reveal. */
     Exposure exposure,
     /** How the node waits for what it needs at boot. */
-    Startup startup) {
+    Startup startup,
+    /** Message traces (API.md §5.13): how long they are kept. */
+    Traces traces) {
 
   public static final String VERSION = "0.1.0";
 
@@ -122,6 +124,20 @@ public record Config(
    */
   public record Startup(int dbConnectTimeoutS) {
     public static final int DEFAULT_DB_CONNECT_TIMEOUT_S = 180;
+  }
+
+  /**
+   * Message traces.
+   *
+   * @param retentionDays {@code QUEEN_TRACES_RETENTION_DAYS} (7; 0 keeps traces forever): traces recorded longer ago
+   *     than this are deleted by the retention cycle, whatever happened to their queue.
+   * @param purgeBatch {@code QUEEN_TRACES_PURGE_BATCH} (1000): traces deleted per statement; a retention cycle runs
+   *     at most {@link #MAX_PURGE_BATCHES} of them.
+   */
+  public record Traces(int retentionDays, int purgeBatch) {
+    public static final int DEFAULT_RETENTION_DAYS = 7;
+    public static final int DEFAULT_PURGE_BATCH = 1000;
+    public static final int MAX_PURGE_BATCHES = 20;
   }
 
   /** JWT settings (API.md §2.1); only read when {@code enabled}. */
@@ -256,7 +272,9 @@ public record Config(
             Math.max(0, e.lng("QUEEN_HTTP_HEADER_TIMEOUT_MS", Exposure.DEFAULT_HEADER_TIMEOUT_MS)),
             Math.max(0, e.integer("QUEEN_HTTP_MAX_CONNECTIONS", Exposure.defaultMaxConnections())),
             e.bool("QUEEN_METRICS_HIDE_QUEUES", e.bool("QUEEN_TENANCY_HEADER", false))),
-        new Startup(e.integer("QUEEN_DB_CONNECT_TIMEOUT_S", Startup.DEFAULT_DB_CONNECT_TIMEOUT_S, 0, 86_400)));
+        new Startup(e.integer("QUEEN_DB_CONNECT_TIMEOUT_S", Startup.DEFAULT_DB_CONNECT_TIMEOUT_S, 0, 86_400)),
+        new Traces(e.integer("QUEEN_TRACES_RETENTION_DAYS", Traces.DEFAULT_RETENTION_DAYS, 0, 36_500),
+            e.integer("QUEEN_TRACES_PURGE_BATCH", Traces.DEFAULT_PURGE_BATCH, 1, 100_000)));
   }
 
   /**
