@@ -85,19 +85,19 @@ RETURNS jsonb
 LANGUAGE plpgsql
 AS $$
 DECLARE
-    v_tenant  uuid := COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001');
     v_updated integer;
 BEGIN
+    p_tenant := COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001');
     INSERT INTO queen.consumer_groups_metadata AS m
         (tenant_id, consumer_group, queue_id, partition_name, namespace, task, subscription_mode,
          subscription_timestamp)
-    VALUES (v_tenant, p_group, NULL, '', '', '', 'timestamp', p_ts)
+    VALUES (p_tenant, p_group, NULL, '', '', '', 'timestamp', p_ts)
     ON CONFLICT (tenant_id, consumer_group, queue_id, partition_name, namespace, task) DO UPDATE SET
         subscription_mode = 'timestamp', subscription_timestamp = EXCLUDED.subscription_timestamp;
 
     UPDATE queen.consumer_groups_metadata m
     SET subscription_mode = 'timestamp', subscription_timestamp = p_ts
-    WHERE m.tenant_id = v_tenant AND m.consumer_group = p_group AND m.queue_id IS NOT NULL
+    WHERE m.tenant_id = p_tenant AND m.consumer_group = p_group AND m.queue_id IS NOT NULL
       AND m.partition_name = '';
     GET DIAGNOSTICS v_updated = ROW_COUNT;
 
