@@ -74,6 +74,8 @@ DECLARE
     v_mode_ts   timestamptz;
     v_seed_mode text;
     v_seed_ts   timestamptz;
+    v_gw_mode   text;
+    v_gw_ts     timestamptz;
     v_inserted  integer;
     v_lease     integer;
     v_floor     timestamptz;
@@ -146,6 +148,17 @@ BEGIN
             -- queue is skipped for this cycle (the next poll sees the committed seed).
             IF NOT pg_try_advisory_xact_lock(hashtextextended('cgm/' || v_q.id::text || '/' || v_group, 42)) THEN
                 CONTINUE;
+            END IF;
+            -- A durable group-wide subscription (POST /consumer-groups/:group/subscription, R__72) overrides the
+            -- pop's own subscriptionMode / subscriptionFrom for every queue the group meets from now on.
+            IF v_group <> '__QUEUE_MODE__' THEN
+                SELECT m.subscription_mode, m.subscription_timestamp INTO v_gw_mode, v_gw_ts
+                FROM queen.consumer_groups_metadata m
+                WHERE m.tenant_id = v_tenant AND m.consumer_group = v_group AND m.queue_id IS NULL
+                  AND m.partition_name = '' AND m.namespace = '' AND m.task = '';
+                IF FOUND THEN
+                    v_mode := v_gw_mode; v_mode_ts := v_gw_ts;
+                END IF;
             END IF;
             INSERT INTO queen.consumer_groups_metadata
                 (tenant_id, consumer_group, queue_id, partition_name, namespace, task,

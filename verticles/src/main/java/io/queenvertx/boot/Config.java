@@ -27,6 +27,7 @@ import java.util.Map;
  * @param jwt JWT access levels
  * @param exposure network exposure: HTTP connection limits and what the public metrics reveal
  * @param startup how the node waits for what it needs at boot
+ * @param traces how long message traces are kept
  */
 public record Config(
     String serverId,
@@ -40,7 +41,8 @@ public record Config(
     ClusterSettings cluster,
     JwtSettings jwt,
     ExposureSettings exposure,
-    StartupSettings startup) {
+    StartupSettings startup,
+    TracesSettings traces) {
 
   public static final String VERSION = "0.1.0";
 
@@ -73,18 +75,19 @@ public record Config(
         ClusterSettings.from(e),
         JwtSettings.from(e),
         ExposureSettings.from(e),
-        StartupSettings.from(e));
+        StartupSettings.from(e),
+        TracesSettings.from(e));
   }
 
   /** A copy with another HTTP port (tests start nodes on free ports). */
   public Config withPort(int port) {
     return new Config(serverId, http.withPort(port), postgres, pop, engine, spool, maintenance, security, cluster, jwt,
-        exposure, startup);
+        exposure, startup, traces);
   }
 
   /** A copy pointing at a given database (the node's embedded one; tests share one PostgreSQL between nodes). */
   public Config withDatabase(Database db) {
     return new Config(serverId, http, postgres.withConnection(db), pop, engine, spool, maintenance, security, cluster,
-        jwt, exposure, startup);
+        jwt, exposure, startup, traces);
   }
 }

@@ -14,12 +14,14 @@ final class ApiRoutes {
     QueueRoutes.mount(routes, node, vertx);
     StatusRoutes.mount(routes, node);
     AnalyticsRoutes.mount(routes, node, vertx);
+    ConsumerGroupRoutes.mount(routes, node, vertx);
     PushRoutes.mount(routes, node, vertx);
     PopRoutes.mount(routes, node, vertx);
     AckRoutes.mount(routes, node, vertx);
     TransactionRoutes.mount(routes, vertx);
     MessageRoutes.mount(routes, node, vertx);
     DlqRoutes.mount(routes, node, vertx, node.cipher());
+    TraceRoutes.mount(routes, node);
     RedriveRoutes.mount(routes, node, vertx);
     WebhookApi.mount(routes, node, vertx);
     SystemRoutes.mount(routes, node, vertx);

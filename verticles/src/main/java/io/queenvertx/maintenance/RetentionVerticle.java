@@ -18,7 +18,7 @@ import org.slf4j.LoggerFactory;
  * tries to claim the {@code retention} row of {@code queen.maintenance_leases}; the winner walks the partitions with
  * work due and loops {@code log_retention_step} on each until done, then releases the fenced claim. A node that
  * dies holding the claim loses it when the lease runs out. Expired consumer leases need no reclaim: a pop treats an
- * expired lease as free, so its batch returns to the group.
+ * expired lease as free, so its batch returns to the group. The same cycle deletes expired message traces.
  */
 public final class RetentionVerticle extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(RetentionVerticle.class);
@@ -69,7 +69,23 @@ public final class RetentionVerticle extends VerticleBase {
           Future<Void> chain = Future.succeededFuture();
           for (UUID pid : pids) chain = chain.compose(v -> steps(pid, 0));
           return chain;
-        });
+        })
+        .compose(v -> purgeTraces(0));
+  }
+
+  /**
+   * Message traces older than {@code QUEEN_TRACES_RETENTION_DAYS} (0 keeps them), a bounded batch per statement and
+   * a bounded number of statements per cycle; traces are removed by their own age only, never with their queue.
+   */
+  private Future<Void> purgeTraces(int batches) {
+    var t = node.config().traces();
+    if (t.retentionDays() <= 0 || batches >= io.queenvertx.boot.TracesSettings.MAX_PURGE_BATCHES) {
+      return Future.succeededFuture();
+    }
+    return node.pool().preparedQuery("SELECT queen.traces_purge($1, $2)")
+        .execute(Tuple.of(t.retentionDays(), t.purgeBatch()))
+        .compose(rows -> rows.iterator().next().getInteger(0) < t.purgeBatch() ? Future.succeededFuture()
+            : purgeTraces(batches + 1));
   }
 
   private Future<Void> steps(UUID pid, int n) {
