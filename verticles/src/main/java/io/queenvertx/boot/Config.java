@@ -73,7 +73,9 @@ public record Config(
     /** Network exposure: HTTP connection limits and what the public metrics reveal. */
     Exposure exposure,
     /** How the node waits for what it needs at boot. */
-    Startup startup) {
+    Startup startup,
+    /** Per-minute operation statistics: their flush and retention. */
+    Stats stats) {
 
   public static final String VERSION = "0.1.0";
 
@@ -122,6 +124,23 @@ public record Config(
    */
   public record Startup(int dbConnectTimeoutS) {
     public static final int DEFAULT_DB_CONNECT_TIMEOUT_S = 180;
+  }
+
+  /**
+   * Per-minute operation statistics (issue 20; {@code io.queenvertx.stats}).
+   *
+   * @param retentionDays {@code QUEEN_METRICS_RETENTION_DAYS} (Queen's {@code METRICS_RETENTION_DAYS} is read when
+   *     it is unset; 90, at least 1): minute rows of {@code stats_node_minute} / {@code stats_queue_minute} older
+   *     than this are purged in batches.
+   * @param flushIntervalMs {@code QUEEN_STATS_FLUSH_MS} (10000, at least 1000): how often the node writes the
+   *     minutes that have closed into PostgreSQL.
+   * @param baseUnits {@code QUEEN_METRICS_BASE_UNITS} (false): emit the pop lag in seconds as
+   *     {@code queen_queue_pop_lag_seconds} instead of Queen's {@code queen_queue_pop_lag_milliseconds}, which
+   *     {@code promtool check metrics} flags for its non-base unit.
+   */
+  public record Stats(int retentionDays, long flushIntervalMs, boolean baseUnits) {
+    public static final int DEFAULT_RETENTION_DAYS = 90;
+    public static final long DEFAULT_FLUSH_INTERVAL_MS = 10_000;
   }
 
   /** JWT settings (API.md §2.1); only read when {@code enabled}. */
@@ -256,7 +275,11 @@ public record Config(
             Math.max(0, e.lng("QUEEN_HTTP_HEADER_TIMEOUT_MS", Exposure.DEFAULT_HEADER_TIMEOUT_MS)),
             Math.max(0, e.integer("QUEEN_HTTP_MAX_CONNECTIONS", Exposure.defaultMaxConnections())),
             e.bool("QUEEN_METRICS_HIDE_QUEUES", e.bool("QUEEN_TENANCY_HEADER", false))),
-        new Startup(e.integer("QUEEN_DB_CONNECT_TIMEOUT_S", Startup.DEFAULT_DB_CONNECT_TIMEOUT_S, 0, 86_400)));
+        new Startup(e.integer("QUEEN_DB_CONNECT_TIMEOUT_S", Startup.DEFAULT_DB_CONNECT_TIMEOUT_S, 0, 86_400)),
+        new Stats(e.integer("QUEEN_METRICS_RETENTION_DAYS",
+                e.integer("METRICS_RETENTION_DAYS", Stats.DEFAULT_RETENTION_DAYS, 1, 36_500), 1, 36_500),
+            Math.max(1000, e.lng("QUEEN_STATS_FLUSH_MS", Stats.DEFAULT_FLUSH_INTERVAL_MS)),
+            e.bool("QUEEN_METRICS_BASE_UNITS", false)));
   }
 
   /**
