@@ -5,6 +5,7 @@ import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.RowSet;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The database block of {@code /metrics/prometheus} (API.md §5.1): Queen's cluster counters, per-queue figures of
@@ -36,14 +37,17 @@ public final class QueenSeries {
       "transactions", "transactions", "transactions",
       "conflated", "conflated", "pushes dropped as duplicates"};
 
+  /** A read that has not answered by then is left out of the page (a scrape is not held by a slow database). */
+  static final long READ_TIMEOUT_S = 5;
+
   private QueenSeries() {}
 
   /** Appends the block; the future completes (never fails) once every read has answered. */
   public static Future<Void> append(StringBuilder out, StatsStore store, boolean hideQueues, boolean baseUnits) {
-    Future<Row> totals = store.clusterTotals();
-    Future<RowSet<Row>> minute = store.queueLastMinute();
-    Future<RowSet<Row>> depths = store.queueDepths();
-    Future<RowSet<Row>> lag = store.groupLag();
+    Future<Row> totals = store.clusterTotals().timeout(READ_TIMEOUT_S, TimeUnit.SECONDS);
+    Future<RowSet<Row>> minute = store.queueLastMinute().timeout(READ_TIMEOUT_S, TimeUnit.SECONDS);
+    Future<RowSet<Row>> depths = store.queueDepths().timeout(READ_TIMEOUT_S, TimeUnit.SECONDS);
+    Future<RowSet<Row>> lag = store.groupLag().timeout(READ_TIMEOUT_S, TimeUnit.SECONDS);
     return Future.join(totals, minute, depths, lag).transform(x -> {
       var e = new Exposition(out);
       if (totals.succeeded()) cluster(e, totals.result());

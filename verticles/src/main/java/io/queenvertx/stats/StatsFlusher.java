@@ -37,6 +37,7 @@ public final class StatsFlusher extends VerticleBase {
   static final long PURGE_EVERY_MS = 3_600_000;
   static final int PURGE_BATCH = 5000;
   static final int PURGE_BATCHES_PER_CYCLE = 20;
+  static final long STOP_FLUSH_TIMEOUT_S = 3;
 
   private final NodeContext node;
   private final OpStats stats;
@@ -76,8 +77,8 @@ public final class StatsFlusher extends VerticleBase {
 
   @Override
   public Future<?> stop() {
-    // what this node counted last is written before it goes (best effort: the pool may be closing too)
-    return flush(true).otherwiseEmpty();
+    // what this node counted last is written before it goes (best effort, bounded: the database may be away)
+    return flush(true).timeout(STOP_FLUSH_TIMEOUT_S, java.util.concurrent.TimeUnit.SECONDS).otherwiseEmpty();
   }
 
   /** One flush after the one in progress; {@code now}: the current, partial minute too. */
