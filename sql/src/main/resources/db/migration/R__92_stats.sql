@@ -5,6 +5,24 @@
 -- A repeatable migration: the rules for editing it are at the top of R__10_common.sql.
 -- =====================================================================================================================
 
+-- The node counters that have running totals (V18's stats_node_totals.counts keys).
+CREATE OR REPLACE FUNCTION queen._stats_counters()
+RETURNS text[]
+LANGUAGE sql IMMUTABLE
+AS $$
+  SELECT ARRAY['push_requests', 'push_messages', 'pop_requests', 'pop_messages', 'pop_empty', 'ack_requests',
+               'ack_success', 'ack_failed', 'transactions', 'dlq_messages', 'db_errors']
+$$;
+
+-- Key-wise sum of two objects of counts.
+CREATE OR REPLACE FUNCTION queen._stats_add(p_a jsonb, p_b jsonb)
+RETURNS jsonb
+LANGUAGE sql IMMUTABLE
+AS $$
+  SELECT COALESCE(jsonb_object_agg(k, COALESCE((p_a->>k)::bigint, 0) + COALESCE((p_b->>k)::bigint, 0)), '{}'::jsonb)
+    FROM (SELECT jsonb_object_keys(COALESCE(p_a, '{}'::jsonb) || COALESCE(p_b, '{}'::jsonb)) AS k) keys
+$$;
+
 -- One flush of one node. p_nodes: [{m, <node counters>, <gauges>}], p_queues: [{m, tenant, queue | pid, <counters>}],
 -- m being the minute as whole minutes since the epoch (UTC). A queue row names its queue either by (tenant, queue) or
 -- by a partition id (acks and dead letters only know the partition): those are resolved here, and dropped when the
@@ -75,20 +93,15 @@ BEGIN
       parked_pops = COALESCE(EXCLUDED.parked_pops, t.parked_pops)
     RETURNING 1
   ), tot AS (
-    INSERT INTO queen.stats_node_totals AS t (node_id, push_requests, push_messages, pop_requests, pop_messages,
-        pop_empty, ack_requests, ack_success, ack_failed, transactions, dlq_messages, db_errors)
-    SELECT p_node, COALESCE(sum(push_requests), 0), COALESCE(sum(push_messages), 0), COALESCE(sum(pop_requests), 0),
-           COALESCE(sum(pop_messages), 0), COALESCE(sum(pop_empty), 0), COALESCE(sum(ack_requests), 0),
-           COALESCE(sum(ack_success), 0), COALESCE(sum(ack_failed), 0), COALESCE(sum(transactions), 0),
-           COALESCE(sum(dlq_messages), 0), COALESCE(sum(db_errors), 0)
-      FROM g HAVING count(*) > 0
-    ON CONFLICT (node_id) DO UPDATE SET
-      push_requests = t.push_requests + EXCLUDED.push_requests, push_messages = t.push_messages + EXCLUDED.push_messages,
-      pop_requests = t.pop_requests + EXCLUDED.pop_requests, pop_messages = t.pop_messages + EXCLUDED.pop_messages,
-      pop_empty = t.pop_empty + EXCLUDED.pop_empty, ack_requests = t.ack_requests + EXCLUDED.ack_requests,
-      ack_success = t.ack_success + EXCLUDED.ack_success, ack_failed = t.ack_failed + EXCLUDED.ack_failed,
-      transactions = t.transactions + EXCLUDED.transactions, dlq_messages = t.dlq_messages + EXCLUDED.dlq_messages,
-      db_errors = t.db_errors + EXCLUDED.db_errors, updated_at = now()
+    -- the running totals: the same deltas, counter by counter, added into the node's one row
+    INSERT INTO queen.stats_node_totals AS t (node_id, counts)
+    SELECT p_node, jsonb_object_agg(d.key, d.total)
+      FROM (SELECT kv.key, sum(kv.value::bigint) AS total
+              FROM g CROSS JOIN LATERAL jsonb_each_text(to_jsonb(g)) kv
+             WHERE kv.key = ANY (queen._stats_counters())
+             GROUP BY kv.key) d
+    HAVING count(*) > 0
+    ON CONFLICT (node_id) DO UPDATE SET counts = queen._stats_add(t.counts, EXCLUDED.counts), updated_at = now()
     RETURNING 1
   )
   SELECT (SELECT count(*) FROM up) INTO v_nodes;
@@ -160,19 +173,15 @@ BEGIN
 END
 $$;
 
--- The cluster counters: sums over every node's running totals (queen_cluster_*_total).
+-- The cluster counters: sums over every node's running totals (queen_cluster_*_total), one column per counter.
 CREATE OR REPLACE FUNCTION queen.stats_cluster_totals()
-RETURNS TABLE (push_requests bigint, pop_requests bigint, ack_requests bigint, transactions bigint,
-               push_messages bigint, pop_messages bigint, ack_success bigint, ack_failed bigint, db_errors bigint,
-               dlq_messages bigint)
+RETURNS TABLE (counter text, total bigint)
 LANGUAGE sql STABLE
 AS $$
-  SELECT COALESCE(sum(t.push_requests), 0)::int8, COALESCE(sum(t.pop_requests), 0)::int8,
-         COALESCE(sum(t.ack_requests), 0)::int8, COALESCE(sum(t.transactions), 0)::int8,
-         COALESCE(sum(t.push_messages), 0)::int8, COALESCE(sum(t.pop_messages), 0)::int8,
-         COALESCE(sum(t.ack_success), 0)::int8, COALESCE(sum(t.ack_failed), 0)::int8,
-         COALESCE(sum(t.db_errors), 0)::int8, COALESCE(sum(t.dlq_messages), 0)::int8
-    FROM queen.stats_node_totals t
+  SELECT c.name, COALESCE(sum((t.counts->>c.name)::bigint), 0)::int8
+    FROM unnest(queen._stats_counters()) AS c(name)
+    LEFT JOIN queen.stats_node_totals t ON true
+   GROUP BY c.name
 $$;
 
 -- Per queue name (all tenants together; at most p_limit queues, by name): the figures of its latest closed minute

@@ -20,7 +20,8 @@ public final class MeterNaming {
 
   public static PrometheusMeterRegistry apply(PrometheusMeterRegistry registry) {
     registry.config()
-        .meterFilter(MeterFilter.deny(id -> id.getName().equals("jvm.compilation.time") && "ms".equals(id.getBaseUnit())))
+        .meterFilter(MeterFilter.deny(id -> id.getName().equals("jvm.compilation.time")
+            && "ms".equals(id.getBaseUnit())))
         .meterFilter(MeterFilter.deny(id -> id.getName().equals("process.cpu.time") && "ns".equals(id.getBaseUnit())))
         .meterFilter(new MeterFilter() {
           @Override

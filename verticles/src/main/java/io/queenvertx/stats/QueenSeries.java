@@ -5,6 +5,7 @@ import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.RowSet;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -44,7 +45,7 @@ public final class QueenSeries {
 
   /** Appends the block; the future completes (never fails) once every read has answered. */
   public static Future<Void> append(StringBuilder out, StatsStore store, boolean hideQueues, boolean baseUnits) {
-    Future<Row> totals = store.clusterTotals().timeout(READ_TIMEOUT_S, TimeUnit.SECONDS);
+    Future<Map<String, Long>> totals = store.clusterTotals().timeout(READ_TIMEOUT_S, TimeUnit.SECONDS);
     Future<RowSet<Row>> minute = store.queueLastMinute().timeout(READ_TIMEOUT_S, TimeUnit.SECONDS);
     Future<RowSet<Row>> depths = store.queueDepths().timeout(READ_TIMEOUT_S, TimeUnit.SECONDS);
     Future<RowSet<Row>> lag = store.groupLag().timeout(READ_TIMEOUT_S, TimeUnit.SECONDS);
@@ -64,14 +65,16 @@ public final class QueenSeries {
     return out;
   }
 
-  private static void cluster(Exposition e, Row r) {
+  private static void cluster(Exposition e, Map<String, Long> totals) {
+    long ok = totals.getOrDefault("ack_success", 0L);
+    long failed = totals.getOrDefault("ack_failed", 0L);
     for (int i = 0; i < CLUSTER.length; i += 3) {
-      long v = CLUSTER[i + 1] == null ? r.getLong("ack_success") + r.getLong("ack_failed") : r.getLong(CLUSTER[i + 1]);
+      long v = CLUSTER[i + 1] == null ? ok + failed : totals.getOrDefault(CLUSTER[i + 1], 0L);
       e.single("queen_cluster_" + CLUSTER[i] + "_total", "counter", CLUSTER[i + 2], v, "scope", "cluster");
     }
     e.family("queen_cluster_ack_total", "counter", "acked items by result (completed, or failed/retry/dlq), all nodes")
-        .sample("queen_cluster_ack_total", r.getLong("ack_success"), "scope", "cluster", "result", "success")
-        .sample("queen_cluster_ack_total", r.getLong("ack_failed"), "scope", "cluster", "result", "failed");
+        .sample("queen_cluster_ack_total", ok, "scope", "cluster", "result", "success")
+        .sample("queen_cluster_ack_total", failed, "scope", "cluster", "result", "failed");
   }
 
   private static void perMinute(Exposition e, List<Row> rows, boolean hide, boolean baseUnits) {
@@ -91,7 +94,8 @@ public final class QueenSeries {
     }
     e.family("queen_queue_parked_consumers", "gauge", "long polls parked on the queue at the end of its last minute");
     perQueue(e, "queen_queue_parked_consumers", rows, hide, "parked_consumers");
-    e.family("queen_queue_metrics_age_seconds", "gauge", "seconds since the end of the queue's last minute with figures");
+    e.family("queen_queue_metrics_age_seconds", "gauge",
+        "seconds since the end of the queue's last minute with figures");
     if (hide) {
       double age = rows.stream().mapToDouble(r -> r.getDouble("age_s")).min().orElse(0);
       e.sample("queen_queue_metrics_age_seconds", age, "scope", "cluster");

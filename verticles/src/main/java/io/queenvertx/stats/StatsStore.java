@@ -34,9 +34,13 @@ public final class StatsStore {
         .map(rows -> rows.iterator().next().getInteger(0));
   }
 
-  /** One row: the cluster counters (sums of every node's running totals). */
-  public Future<Row> clusterTotals() {
-    return pool.query("SELECT * FROM queen.stats_cluster_totals()").execute().map(rows -> rows.iterator().next());
+  /** The cluster counters (sums of every node's running totals), by V16 column name. */
+  public Future<java.util.Map<String, Long>> clusterTotals() {
+    return pool.query("SELECT counter, total FROM queen.stats_cluster_totals()").execute().map(rows -> {
+      java.util.Map<String, Long> out = new java.util.HashMap<>();
+      for (Row r : rows) out.put(r.getString(0), r.getLong(1));
+      return out;
+    });
   }
 
   /** Per queue name: its latest closed minute's figures, summed over nodes, with the minute's age. */
