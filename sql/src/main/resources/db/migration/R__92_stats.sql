@@ -23,6 +23,32 @@ AS $$
     FROM (SELECT jsonb_object_keys(COALESCE(p_a, '{}'::jsonb) || COALESCE(p_b, '{}'::jsonb)) AS k) keys
 $$;
 
+-- Upserts p_rows (objects with every column of p_table) into p_table: on a key conflict the p_sum columns add with
+-- `+`, the p_max columns keep the GREATEST, the p_last columns take the new value unless it is null. Rows are written in
+-- key order. Returns the number of rows written.
+CREATE OR REPLACE FUNCTION queen._stats_add_rows(p_table regclass, p_key text[], p_rows jsonb, p_sum text[],
+                                                 p_max text[], p_last text[])
+RETURNS integer
+LANGUAGE plpgsql
+AS $$
+DECLARE
+  v_n integer;
+BEGIN
+  EXECUTE format('INSERT INTO %s AS t SELECT * FROM jsonb_populate_recordset(NULL::%s, $1) ORDER BY %s'
+                 ' ON CONFLICT (%s) DO UPDATE SET %s',
+    p_table, p_table,
+    (SELECT string_agg(quote_ident(k), ', ') FROM unnest(p_key) k),
+    (SELECT string_agg(quote_ident(k), ', ') FROM unnest(p_key) k),
+    (SELECT string_agg(x, ', ') FROM (
+       SELECT format('%1$I = t.%1$I + EXCLUDED.%1$I', c) FROM unnest(p_sum) c
+       UNION ALL SELECT format('%1$I = GREATEST(t.%1$I, EXCLUDED.%1$I)', c) FROM unnest(p_max) c
+       UNION ALL SELECT format('%1$I = COALESCE(EXCLUDED.%1$I, t.%1$I)', c) FROM unnest(p_last) c) sets(x)))
+  USING p_rows;
+  GET DIAGNOSTICS v_n = ROW_COUNT;
+  RETURN v_n;
+END
+$$;
+
 -- One flush of one node. p_nodes: [{m, <node counters>, <gauges>}], p_queues: [{m, tenant, queue | pid, <counters>}],
 -- m being the minute as whole minutes since the epoch (UTC). A queue row names its queue either by (tenant, queue) or
 -- by a partition id (acks and dead letters only know the partition): those are resolved here, and dropped when the
@@ -62,36 +88,13 @@ BEGIN
            max(db_pool_active) AS db_pool_active, max(parked_pops) AS parked_pops
       FROM x GROUP BY m
   ), up AS (
-    INSERT INTO queen.stats_node_minute AS t (minute, node_id, hostname, push_requests, push_messages, pop_requests,
-        pop_messages, pop_empty, ack_requests, ack_success, ack_failed, transactions, dlq_messages, db_errors,
-        push_latency_ms_sum, push_latency_ms_max, pop_latency_ms_sum, pop_latency_ms_max, ack_latency_ms_sum,
-        ack_latency_ms_max, heap_used_bytes, heap_max_bytes, cpu_process_pct, db_pool_size, db_pool_active, parked_pops)
-    SELECT minute, p_node, COALESCE(p_host, ''), push_requests, push_messages, pop_requests, pop_messages, pop_empty,
-           ack_requests, ack_success, ack_failed, transactions, dlq_messages, db_errors, push_latency_ms_sum,
-           push_latency_ms_max, pop_latency_ms_sum, pop_latency_ms_max, ack_latency_ms_sum, ack_latency_ms_max,
-           heap_used_bytes, heap_max_bytes, cpu_process_pct, db_pool_size, db_pool_active, parked_pops
-      FROM g ORDER BY minute
-    ON CONFLICT (minute, node_id) DO UPDATE SET
-      hostname = EXCLUDED.hostname,
-      push_requests = t.push_requests + EXCLUDED.push_requests, push_messages = t.push_messages + EXCLUDED.push_messages,
-      pop_requests = t.pop_requests + EXCLUDED.pop_requests, pop_messages = t.pop_messages + EXCLUDED.pop_messages,
-      pop_empty = t.pop_empty + EXCLUDED.pop_empty, ack_requests = t.ack_requests + EXCLUDED.ack_requests,
-      ack_success = t.ack_success + EXCLUDED.ack_success, ack_failed = t.ack_failed + EXCLUDED.ack_failed,
-      transactions = t.transactions + EXCLUDED.transactions, dlq_messages = t.dlq_messages + EXCLUDED.dlq_messages,
-      db_errors = t.db_errors + EXCLUDED.db_errors,
-      push_latency_ms_sum = t.push_latency_ms_sum + EXCLUDED.push_latency_ms_sum,
-      push_latency_ms_max = GREATEST(t.push_latency_ms_max, EXCLUDED.push_latency_ms_max),
-      pop_latency_ms_sum = t.pop_latency_ms_sum + EXCLUDED.pop_latency_ms_sum,
-      pop_latency_ms_max = GREATEST(t.pop_latency_ms_max, EXCLUDED.pop_latency_ms_max),
-      ack_latency_ms_sum = t.ack_latency_ms_sum + EXCLUDED.ack_latency_ms_sum,
-      ack_latency_ms_max = GREATEST(t.ack_latency_ms_max, EXCLUDED.ack_latency_ms_max),
-      heap_used_bytes = COALESCE(EXCLUDED.heap_used_bytes, t.heap_used_bytes),
-      heap_max_bytes = COALESCE(EXCLUDED.heap_max_bytes, t.heap_max_bytes),
-      cpu_process_pct = COALESCE(EXCLUDED.cpu_process_pct, t.cpu_process_pct),
-      db_pool_size = COALESCE(EXCLUDED.db_pool_size, t.db_pool_size),
-      db_pool_active = COALESCE(EXCLUDED.db_pool_active, t.db_pool_active),
-      parked_pops = COALESCE(EXCLUDED.parked_pops, t.parked_pops)
-    RETURNING 1
+    SELECT queen._stats_add_rows('queen.stats_node_minute', ARRAY['minute', 'node_id'],
+             jsonb_agg(to_jsonb(g) || jsonb_build_object('node_id', p_node, 'hostname', COALESCE(p_host, ''))),
+             queen._stats_counters() || ARRAY['push_latency_ms_sum', 'pop_latency_ms_sum', 'ack_latency_ms_sum'],
+             ARRAY['push_latency_ms_max', 'pop_latency_ms_max', 'ack_latency_ms_max'],
+             ARRAY['hostname', 'heap_used_bytes', 'heap_max_bytes', 'cpu_process_pct', 'db_pool_size',
+                   'db_pool_active', 'parked_pops']) AS n
+      FROM g HAVING count(*) > 0
   ), tot AS (
     -- the running totals: the same deltas, counter by counter, added into the node's one row
     INSERT INTO queen.stats_node_totals AS t (node_id, counts)
@@ -104,7 +107,7 @@ BEGIN
     ON CONFLICT (node_id) DO UPDATE SET counts = queen._stats_add(t.counts, EXCLUDED.counts), updated_at = now()
     RETURNING 1
   )
-  SELECT (SELECT count(*) FROM up) INTO v_nodes;
+  SELECT COALESCE((SELECT n FROM up), 0) INTO v_nodes;
 
   WITH x AS (
     SELECT * FROM jsonb_to_recordset(COALESCE(p_queues, '[]'::jsonb)) AS r(
@@ -127,28 +130,16 @@ BEGIN
            max(parked_consumers) AS parked_consumers
       FROM resolved WHERE r_tenant IS NOT NULL AND r_queue IS NOT NULL
      GROUP BY m, r_tenant, r_queue
-  ), up AS (
-    INSERT INTO queen.stats_queue_minute AS t (minute, node_id, tenant_id, queue, push_requests, push_messages,
-        pop_requests, pop_messages, pop_empty, ack_success, ack_failed, transactions, conflated, dlq_messages,
-        pop_lag_ms_sum, pop_lag_ms_max, parked_consumers)
-    SELECT minute, p_node, r_tenant, r_queue, push_requests, push_messages, pop_requests, pop_messages, pop_empty,
-           ack_success, ack_failed, transactions, conflated, dlq_messages, pop_lag_ms_sum, pop_lag_ms_max,
-           parked_consumers
-      FROM g ORDER BY minute, r_tenant, r_queue
-    ON CONFLICT (minute, node_id, tenant_id, queue) DO UPDATE SET
-      push_requests = t.push_requests + EXCLUDED.push_requests, push_messages = t.push_messages + EXCLUDED.push_messages,
-      pop_requests = t.pop_requests + EXCLUDED.pop_requests, pop_messages = t.pop_messages + EXCLUDED.pop_messages,
-      pop_empty = t.pop_empty + EXCLUDED.pop_empty, ack_success = t.ack_success + EXCLUDED.ack_success,
-      ack_failed = t.ack_failed + EXCLUDED.ack_failed, transactions = t.transactions + EXCLUDED.transactions,
-      conflated = t.conflated + EXCLUDED.conflated, dlq_messages = t.dlq_messages + EXCLUDED.dlq_messages,
-      pop_lag_ms_sum = t.pop_lag_ms_sum + EXCLUDED.pop_lag_ms_sum,
-      pop_lag_ms_max = GREATEST(t.pop_lag_ms_max, EXCLUDED.pop_lag_ms_max),
-      parked_consumers = COALESCE(EXCLUDED.parked_consumers, t.parked_consumers)
-    RETURNING 1
   )
-  SELECT (SELECT count(*) FROM up) INTO v_queues;
+  SELECT queen._stats_add_rows('queen.stats_queue_minute', ARRAY['minute', 'node_id', 'tenant_id', 'queue'],
+           jsonb_agg(to_jsonb(g) || jsonb_build_object('node_id', p_node, 'tenant_id', g.r_tenant, 'queue', g.r_queue)),
+           ARRAY['push_requests', 'push_messages', 'pop_requests', 'pop_messages', 'pop_empty', 'ack_success',
+                 'ack_failed', 'transactions', 'conflated', 'dlq_messages', 'pop_lag_ms_sum'],
+           ARRAY['pop_lag_ms_max'], ARRAY['parked_consumers'])
+    FROM g HAVING count(*) > 0
+    INTO v_queues;
 
-  RETURN jsonb_build_object('nodeRows', v_nodes, 'queueRows', v_queues);
+  RETURN jsonb_build_object('nodeRows', v_nodes, 'queueRows', COALESCE(v_queues, 0));
 END
 $$;
 
