@@ -77,16 +77,13 @@ class PrometheusSeriesIT {
     long elapsedS = (System.currentTimeMillis() - before) / 1000 + 2;
 
     var s = scrape(node);
-    assertThat(s.get("queen_cluster_push_requests_total{scope=\"cluster\"}")).isEqualTo(3.0);
-    assertThat(s.get("queen_cluster_push_messages_total{scope=\"cluster\"}")).isEqualTo(6.0);
-    assertThat(s.get("queen_cluster_pop_messages_total{scope=\"cluster\"}")).isEqualTo(6.0);
-    assertThat(s.get("queen_cluster_ack_requests_total{scope=\"cluster\"}")).isEqualTo(4.0);
-    assertThat(s.get("queen_cluster_ack_messages_total{scope=\"cluster\"}")).isEqualTo(4.0);
-    assertThat(s.get("queen_cluster_ack_total{scope=\"cluster\",result=\"success\"}")).isEqualTo(2.0);
-    assertThat(s.get("queen_cluster_ack_total{scope=\"cluster\",result=\"failed\"}")).isEqualTo(2.0);
-    assertThat(s.get("queen_cluster_dlq_total{scope=\"cluster\"}")).isEqualTo(2.0);
-    assertThat(s.get("queen_cluster_transactions_total{scope=\"cluster\"}")).isZero();
-    assertThat(s.get("queen_cluster_db_errors_total{scope=\"cluster\"}")).isZero();
+    String c = "{scope=\"cluster\"}";
+    assertThat(s).containsAllEntriesOf(Map.of("queen_cluster_push_requests_total" + c, 3.0,
+        "queen_cluster_push_messages_total" + c, 6.0, "queen_cluster_pop_messages_total" + c, 6.0,
+        "queen_cluster_ack_requests_total" + c, 4.0, "queen_cluster_ack_messages_total" + c, 4.0,
+        "queen_cluster_ack_total{scope=\"cluster\",result=\"success\"}", 2.0,
+        "queen_cluster_ack_total{scope=\"cluster\",result=\"failed\"}", 2.0, "queen_cluster_dlq_total" + c, 2.0,
+        "queen_cluster_transactions_total" + c, 0.0, "queen_cluster_db_errors_total" + c, 0.0));
     assertThat(s).containsKey("queen_cluster_pop_requests_total{scope=\"cluster\"}");
 
     assertThat(s.get("queen_dlq_depth_by_queue" + q(d))).isEqualTo(2.0);
