@@ -164,7 +164,7 @@ BEGIN
 END
 $$;
 
--- The cluster counters: sums over every node's running totals (queen_cluster_*_total), one column per counter.
+-- The cluster counters: sums over every node's running totals (queen_cluster_*_total), one row per counter.
 CREATE OR REPLACE FUNCTION queen.stats_cluster_totals()
 RETURNS TABLE (counter text, total bigint)
 LANGUAGE sql STABLE

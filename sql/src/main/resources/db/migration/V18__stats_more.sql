@@ -2,7 +2,8 @@
 --
 -- A counter must never go backwards, but the minute rows of V16 are purged after QUEEN_METRICS_RETENTION_DAYS: a sum
 -- over them would drop at every purge. So each flush of a node adds the same deltas it adds to its minute row into
--- this one row per node as well (same transaction, same `+`), and the cluster counters are the SUM over these rows.
+-- this one row per node as well (same transaction, added key by key), and the cluster counters are the SUM over
+-- these rows.
 -- Nothing purges this table: a node that left keeps its row, so the cluster total stays monotonic.
 -- counts holds one bigint per counter, keyed by the V16 column name (push_requests, push_messages, pop_requests,
 -- pop_messages, pop_empty, ack_requests, ack_success, ack_failed, transactions, dlq_messages, db_errors).

@@ -177,13 +177,17 @@ public final class OpStats {
     parked.add(new ParkedSource(context, byGate));
   }
 
-  /** Long polls parked on this node per (tenant, queue), read on each consumer's own context. */
+  /**
+   * Long polls parked on this node per (tenant, queue), read on each consumer's own context (a consumer that does not
+   * answer within two seconds is left out).
+   */
   Future<Map<UUID, Map<String, Integer>>> parkedByQueue() {
     List<Future<Map<String, Integer>>> reads = new ArrayList<>();
     for (ParkedSource s : parked) {
       Promise<Map<String, Integer>> p = Promise.promise();
       s.context().runOnContext(v -> p.complete(new HashMap<>(s.byGate().get())));
-      reads.add(p.future());
+      // a consumer that stopped answering never holds a flush up
+      reads.add(p.future().timeout(2, java.util.concurrent.TimeUnit.SECONDS));
     }
     return Future.join(reads).transform(x -> {
       Map<UUID, Map<String, Integer>> out = new HashMap<>();

@@ -3,7 +3,6 @@ package io.queenvertx.stats;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.Iterator;
-import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -231,11 +230,5 @@ public final class StatsCounters {
   /** Minutes held in memory (tests). */
   int bucketCount() {
     return buckets.size();
-  }
-
-  /** Copies of the per-queue cells of one minute, by tenant and queue (tests). */
-  Map<UUID, ConcurrentHashMap<String, AtomicLongArray>> queuesOf(long minute) {
-    Bucket b = buckets.get(minute);
-    return b == null ? Map.of() : b.queues;
   }
 }
