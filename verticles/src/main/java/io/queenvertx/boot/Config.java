@@ -28,6 +28,7 @@ import java.util.Map;
  * @param exposure network exposure: HTTP connection limits and what the public metrics reveal
  * @param startup how the node waits for what it needs at boot
  * @param traces how long message traces are kept
+ * @param stats the per-minute operation statistics: flush and retention
  */
 public record Config(
     String serverId,
@@ -42,7 +43,8 @@ public record Config(
     JwtSettings jwt,
     ExposureSettings exposure,
     StartupSettings startup,
-    TracesSettings traces) {
+    TracesSettings traces,
+    StatsSettings stats) {
 
   public static final String VERSION = "0.1.0";
 
@@ -76,18 +78,19 @@ public record Config(
         JwtSettings.from(e),
         ExposureSettings.from(e),
         StartupSettings.from(e),
-        TracesSettings.from(e));
+        TracesSettings.from(e),
+        StatsSettings.from(e));
   }
 
   /** A copy with another HTTP port (tests start nodes on free ports). */
   public Config withPort(int port) {
     return new Config(serverId, http.withPort(port), postgres, pop, engine, spool, maintenance, security, cluster, jwt,
-        exposure, startup, traces);
+        exposure, startup, traces, stats);
   }
 
   /** A copy pointing at a given database (the node's embedded one; tests share one PostgreSQL between nodes). */
   public Config withDatabase(Database db) {
     return new Config(serverId, http, postgres.withConnection(db), pop, engine, spool, maintenance, security, cluster,
-        jwt, exposure, startup, traces);
+        jwt, exposure, startup, traces, stats);
   }
 }

@@ -122,6 +122,7 @@ public final class Node implements AutoCloseable {
       var auth = new io.queenvertx.auth.AuthHandler(effective.jwt(),
           io.queenvertx.auth.AuthHandler.verifier(vertx, effective.jwt()));
       ids.add(await(vertx.deployVerticle(new io.queenvertx.http.EventBusApiVerticle(ctx, auth))));
+      ids.add(await(vertx.deployVerticle(new io.queenvertx.stats.StatsFlusher(ctx), new DeploymentOptions(worker))));
       // last: the network is served only once every verticle it talks to is listening
       try {
         ids.add(await(vertx.deployVerticle(() -> new HttpVerticle(ctx),

@@ -41,7 +41,7 @@ public final class Addresses {
   public static final String DECODE = "queen.decoder.decode";
   /** DLQ mover: a {@code DlqMoveCommand}, replied with the verdict. */
   public static final String DLQ_MOVE = "queen.dlq.move";
-  /** stats flusher: flush the counted minutes now, replied with {@code {"flushedNodeRows":n,"flushedQueueRows":m}}. */
+  /** stats flusher: flush this node's counters now, replied with {@code {"flushedNodeRows":n,"flushedQueueRows":m}}. */
   public static final String STATS_FLUSH = "queen.stats.flush";
 
   /**

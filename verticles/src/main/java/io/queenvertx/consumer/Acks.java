@@ -48,6 +48,7 @@ final class Acks {
 
   Future<JsonArray> ack(AckCommand cmd) {
     node.metrics().ackRequests.increment();
+    long t0 = System.nanoTime();
     List<AckItem> items = cmd.items();
     JsonObject[] out = new JsonObject[items.size()];
     Map<GroupKey, List<Integer>> groups = new LinkedHashMap<>();
@@ -67,6 +68,7 @@ final class Acks {
         else node.metrics().failedAcks.increment();
         if (r.getBoolean("dlq")) node.metrics().deadLettered.increment();
       }
+      node.metrics().stats.ack(items, arr, System.nanoTime() - t0);
       return Future.succeededFuture(arr);
     });
   }
@@ -106,6 +108,7 @@ final class Acks {
           JsonObject r = (JsonObject) rows.iterator().next().getValue(0);
           return apply(pid, g, idx, items, out, r);
         }, err -> {
+          node.metrics().stats.dbError();
           String text = err.getMessage();
           for (int i : idx) out[i] = result(i, items.get(i), false, text, false, false, false);
           return Future.succeededFuture();
@@ -163,7 +166,7 @@ final class Acks {
               .recover(e -> Future.failedFuture("dlq rejected"))
               .compose(m -> m.body().frames().isEmpty() ? Future.failedFuture("dlq rejected")
                   : fileFrame(pid, group, worker, off, m.body().frames().get(0), errorOf));
-        });
+        }).onSuccess(v -> node.metrics().stats.deadLettered(pid));
   }
 
   private Future<Void> fileFrame(UUID pid, String group, String worker, long off, Frame f,

@@ -75,6 +75,7 @@ public final class ConsumerVerticle extends VerticleBase {
     acks = new Acks(node, vertx);
     var bus = vertx.eventBus();
     bus.<JsonObject>consumer(Addresses.LANDED, m -> onLanded(m.body()));
+    node.metrics().stats.parkedSource(context, gates::sizes);
     return Future.all(
         bus.<PopCommand>localConsumer(Addresses.POP, this::onPop).completion(),
         bus.<AckCommand>localConsumer(Addresses.ACK, m -> acks.ack(m.body())
@@ -109,11 +110,13 @@ public final class ConsumerVerticle extends VerticleBase {
   }
 
   private void attempt(Waiter w) {
+    long t0 = System.nanoTime();
     popOnce(w.cmd, w.worker).onComplete(ar -> {
       if (w.done) return;
       if (ar.failed()) {
         // A database failure never parks the request (API.md §5.4).
         log.warn("pop failed: {}", ar.cause().getMessage());
+        node.metrics().stats.dbError();
         finish(w);
         w.msg.fail(500, "pop failed");
         return;
@@ -123,6 +126,7 @@ public final class ConsumerVerticle extends VerticleBase {
       if (body != null || !w.cmd.longPoll() || now >= w.deadline) {
         finish(w);
         if (body == null) node.metrics().emptyPops.increment();
+        node.metrics().stats.pop(w.cmd.tenant(), w.cmd.queue(), body == null, System.nanoTime() - t0);
         w.msg.reply(body, LocalCodec.OPTIONS);
         return;
       }
@@ -204,6 +208,7 @@ public final class ConsumerVerticle extends VerticleBase {
         int n = 0;
         for (var d : decoded) n += d.frames().size();
         node.metrics().poppedMessages.increment(n);
+        node.metrics().stats.popped(c.tenant(), c.queue(), slices, decoded);
         return render(c, worker, slices, decoded);
       });
     });

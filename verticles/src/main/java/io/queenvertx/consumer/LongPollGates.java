@@ -40,6 +40,13 @@ final class LongPollGates<W> {
     return s == null ? List.of() : new ArrayList<>(s);
   }
 
+  /** Parked polls per gate (a copy). */
+  java.util.Map<String, Integer> sizes() {
+    Map<String, Integer> out = new HashMap<>();
+    gates.forEach((gate, s) -> out.put(gate, s.size()));
+    return out;
+  }
+
   int parked() {
     int n = 0;
     for (Set<W> s : gates.values()) n += s.size();

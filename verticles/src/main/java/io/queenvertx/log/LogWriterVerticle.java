@@ -125,7 +125,7 @@ public final class LogWriterVerticle extends VerticleBase {
       forgetPartitions(m.body().getString("tenant"), m.body().getString("queue"));
     });
     var tx = vertx.eventBus().<TransactionCommand>localConsumer(Addresses.TRANSACTION,
-        m -> transactions.run(vertx, m.body()).onComplete(ar -> {
+        m -> node.metrics().stats.transaction(m.body(), transactions.run(vertx, m.body())).onComplete(ar -> {
           if (ar.succeeded()) m.reply(ar.result(), LocalCodec.OPTIONS);
           else m.fail(500, ar.cause().getMessage());
         }));
@@ -136,10 +136,8 @@ public final class LogWriterVerticle extends VerticleBase {
   private void onPush(Message<PushCommand> msg) {
     node.metrics().pushRequests.increment();
     long t0 = System.nanoTime();
-    var req = new Request(msg.body(), out -> {
-      node.metrics().pushLatency.record(System.nanoTime() - t0, java.util.concurrent.TimeUnit.NANOSECONDS);
-      msg.reply(out, LocalCodec.OPTIONS);
-    }, false);
+    var req = new Request(msg.body(),
+        out -> msg.reply(node.metrics().pushAnswered(msg.body().tenant(), out, t0), LocalCodec.OPTIONS), false);
     List<PushItem> items = req.cmd.items();
     if (items.isEmpty()) {
       msg.reply(List.of(), LocalCodec.OPTIONS);
@@ -299,6 +297,7 @@ public final class LogWriterVerticle extends VerticleBase {
             }
           } else if (ar.failed()) {
             log.warn("push write failed ({} segments): {}", n, ar.cause().getMessage());
+            node.metrics().stats.dbError();
             for (PackedSegment s : bundle) spooler.spoolFailedWrite(s, ar.cause());
           } else {
             Map<String, Landed> landed = new LinkedHashMap<>();

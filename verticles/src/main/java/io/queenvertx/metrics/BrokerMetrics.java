@@ -23,7 +23,8 @@ import java.util.function.Supplier;
  * that vertx-micrometer-metrics records. One instance per node (tests run several nodes in one JVM).
  */
 public final class BrokerMetrics {
-  private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+  private final PrometheusMeterRegistry registry =
+      io.queenvertx.stats.MeterNaming.apply(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
   private final long startedAt = System.currentTimeMillis();
   public final Counter pushRequests = counter("queen_push_requests_total", "push requests");
   public final Counter pushedMessages = counter("queen_messages_pushed_total", "messages stored by push");
@@ -56,6 +57,16 @@ public final class BrokerMetrics {
   /** A push request inside the log writer: accepted to answered (every frame written or spooled). */
   public final Timer pushLatency = Timer.builder("queen_push_request_seconds")
       .description("push requests in the log writer, accepted to answered").register(registry);
+  /** Per-minute operation counters, written to PostgreSQL by the stats flusher. */
+  public final io.queenvertx.stats.OpStats stats = new io.queenvertx.stats.OpStats();
+
+  /** A push answered {@code out}, accepted at {@code t0} (nanoTime): its latency and statistics; returns {@code out}. */
+  public <T extends java.util.List<io.queenvertx.bus.PushOutcome>> T pushAnswered(java.util.UUID tenant, T out, long t0) {
+    long nanos = System.nanoTime() - t0;
+    pushLatency.record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
+    stats.push(tenant, out, nanos);
+    return out;
+  }
 
   private Counter counter(String name, String help) {
     return Counter.builder(name).description(help).register(registry);
