@@ -4,10 +4,12 @@ import uPlot from '/assets/vendor/uplot/uPlot.esm.js';
 const COLORS = ['#6b3fd4', '#12a4b8', '#137a3a', '#b42318', '#9a6700'];
 
 /** A live line chart; push(t, [values...]) appends a point per series. */
-export function liveChart(el, seriesNames, { width = 640, height = 200, points = 90 } = {}) {
+export function liveChart(el, seriesNames, { width = 640, height = 200, points = 90, windowSeconds = 180 } = {}) {
   const data = [[], ...seriesNames.map(() => [])];
   const plot = new uPlot({
     width, height,
+    // a sliding window ending at the newest point, so a chart with few points still reads as "the last minutes"
+    scales: { x: { range: (u, min, max) => [max - windowSeconds, max] } },
     series: [{}, ...seriesNames.map((label, i) => ({ label, stroke: COLORS[i % COLORS.length], width: 1.5 }))],
     axes: [{}, { size: 60 }],
   }, data, el);
