@@ -30,7 +30,7 @@ public final class DashboardRoutes {
   private DashboardRoutes() {}
 
   /** Mounts the static routes; the SPA fallback itself is {@link #index}, called by {@link ErrorContract#fallback}. */
-  static void mount(Router router, Vertx vertx) {
+  static void mount(Router router) {
     StaticHandler vendor = StaticHandler.create("META-INF/resources/webjars/uplot/" + UPLOT_VERSION + "/dist")
         .setMaxAgeSeconds(ASSET_MAX_AGE_SECONDS).setDirectoryListing(false);
     StaticHandler app = StaticHandler.create(WEBROOT + "/assets")

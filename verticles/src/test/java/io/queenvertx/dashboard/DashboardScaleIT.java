@@ -84,6 +84,7 @@ class DashboardScaleIT {
         assertThat((String) c.get("path")).startsWith("/api/v1/status/queues?limit=25&offset=0");
         assertThat(((Number) c.get("rows")).intValue()).isEqualTo(25);
       });
+      System.out.println("dashboard scale: calls of the overview " + calls);
 
       dlq.add(load("dlq", "#dlq-list tbody tr:nth-child(50)[data-dlq-id]"));
       calls = calls();
