@@ -12,12 +12,12 @@ export function h(tag, attrs, ...children) {
     else if (k === 'value') el.value = v;
     else el.setAttribute(k, v === true ? '' : v);
   }
-  for (const c of children.flat()) if (c !== undefined && c !== null && c !== false) el.append(c instanceof Node ? c : String(c));
+  for (const c of children.flat(Infinity)) if (c !== undefined && c !== null && c !== false) el.append(c instanceof Node ? c : String(c));
   return el;
 }
 
 export function clear(el, ...children) {
-  el.replaceChildren(...children.flat().filter((c) => c !== undefined && c !== null && c !== false));
+  el.replaceChildren(...children.flat(Infinity).filter((c) => c !== undefined && c !== null && c !== false));
   return el;
 }
 
