@@ -100,7 +100,7 @@ public final class ErrorContract {
 
   /**
    * The fallback behind every route (API.md §1.5): JSON 404 {@code no_such_route} under /api and /auth and for any
-   * method other than GET/HEAD; other GETs would be the dashboard, which this broker does not ship.
+   * method other than GET/HEAD; any other GET or HEAD is a client-side route of the dashboard and gets its index.html.
    */
   public static void fallback(RoutingContext ctx) {
     String path = routedPath(ctx);
@@ -109,7 +109,7 @@ public final class ErrorContract {
     if (api || !(m == HttpMethod.GET || m == HttpMethod.HEAD)) {
       send(ctx, 404, NO_SUCH_ROUTE);
     } else {
-      ctx.response().setStatusCode(404).putHeader("content-type", "text/plain; charset=utf-8").end("Not Found");
+      DashboardRoutes.index(ctx);
     }
   }
 

@@ -63,11 +63,11 @@ class ErrorContractIT {
   }
 
   @Test
-  void aNonApiGetIsAPlainTextNotFound() {
+  void aNonApiGetIsServedByTheDashboardApp() {
     var r = node.get("/some/page");
-    assertThat(r.status()).isEqualTo(404);
-    assertThat(r.header("content-type")).startsWith("text/plain");
-    assertThat(r.body()).isEqualTo("Not Found");
+    assertThat(r.status()).isEqualTo(200);
+    assertThat(r.header("content-type")).startsWith("text/html");
+    assertThat(r.body()).contains("<title>Queen");
   }
 
   @Test

@@ -1,0 +1,62 @@
+// System: maintenance switches (push, pop) with the spool state, nodes, PostgreSQL statistics, recent API calls.
+import { get, post, can, describe, calls } from '../api.js';
+import { h, clear, table, section, num, notice, pretty } from '../ui.js';
+
+/** Renders an object of scalars as a two-column table; nested values as JSON. */
+function kv(obj) {
+  return table([{ title: 'Key', cell: (r) => r[0] }, { title: 'Value', cell: (r) => (typeof r[1] === 'object' && r[1] !== null ? pretty(r[1]) : String(r[1])) }],
+    Object.entries(obj || {}));
+}
+
+export async function render(main) {
+  const sw = h('div', { id: 'switches' });
+  const spool = h('div');
+  const nodes = h('div');
+  const pg = h('div');
+  const log = h('div');
+  clear(main, h('h1', null, 'System'),
+    h('section', { class: 'card' }, h('h2', null, 'Maintenance switches'), sw),
+    h('div', { class: 'grid2' },
+      h('section', { class: 'card' }, h('h2', null, 'Spool (file buffer)'), spool),
+      h('section', { class: 'card' }, h('h2', null, 'Nodes'), nodes)),
+    h('section', { class: 'card' }, h('h2', null, 'PostgreSQL'), pg),
+    h('section', { class: 'card' }, h('h2', null, 'API calls made by this page session'), log));
+
+  async function loadSwitches() {
+    await section(sw, async () => {
+      if (!can.admin()) return h('p', { class: 'na' }, 'Needs an admin token.');
+      const m = await get('/api/v1/system/maintenance');
+      const out = h('div');
+      const toggle = (path, on, label) => h('button', { type: 'button', class: on ? 'primary' : 'danger', id: 'toggle-' + label,
+        onclick: async () => {
+          try { const r = await post(path, { enabled: !on }); clear(out, notice('ok', r.message || 'done')); loadSwitches(); }
+          catch (e) { clear(out, notice('error', describe(e))); }
+        } }, `${on ? 'Turn off' : 'Turn on'} ${label} maintenance`);
+      return [h('p', null, `Push maintenance is ${m.maintenanceMode ? 'ON: pushes go to the spool, DLQ replays answer 503' : 'off'}. `,
+        toggle('/api/v1/system/maintenance', m.maintenanceMode, 'push')),
+      h('p', null, `Pop maintenance is ${m.popMaintenanceMode ? 'ON: every pop answers 204' : 'off'}. `,
+        toggle('/api/v1/system/maintenance/pop', m.popMaintenanceMode, 'pop')),
+      h('p', { class: 'muted' }, `${num(m.bufferedMessages)} messages buffered; spool ${m.bufferHealthy ? 'healthy' : 'unhealthy'}.`), out];
+    });
+  }
+  loadSwitches();
+  section(spool, async () => {
+    try { return kv(await get('/api/v1/status/buffers')); }
+    catch (e) {
+      if (!can.admin()) throw e;
+      return kv((await get('/api/v1/system/maintenance')).bufferStats || {});
+    }
+  });
+  section(nodes, async () => {
+    const hl = await (await fetch('/health')).json();
+    let shared = {};
+    if (can.admin()) { try { shared = await get('/api/v1/system/shared-state'); } catch { shared = {}; } }
+    return [kv({ node: window.location.host, ...hl }), shared.reason ? h('p', { class: 'muted' }, 'cluster: ' + shared.reason) : null];
+  });
+  section(pg, async () => kv(await get('/api/v1/analytics/postgres-stats')));
+  const showLog = () => clear(log, table([
+    { title: 'Call', cell: (c) => `${c.method} ${c.path}` }, { title: 'Status', num: true, cell: (c) => c.status },
+    { title: 'Rows', num: true, cell: (c) => (c.rows === null ? '' : c.rows) }, { title: 'ms', num: true, cell: (c) => c.ms },
+  ], calls.slice(-30).reverse()));
+  setTimeout(showLog, 1500);
+}

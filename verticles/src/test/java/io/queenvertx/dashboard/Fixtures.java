@@ -1,0 +1,72 @@
+package io.queenvertx.dashboard;
+
+import io.queenvertx.boot.Config;
+import io.queenvertx.testing.TestDatabase;
+import io.queenvertx.testing.TestNode;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
+import java.util.Map;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+
+/** Data the dashboard tests put in place through the API (and, for dead letters, SQL). */
+final class Fixtures {
+  private Fixtures() {}
+
+  static Config.Database db(TestNode node) {
+    return node.node().config().database().orElseThrow();
+  }
+
+  /** Pushes one message; returns its partition id. */
+  static String push(TestNode node, String queue, String txn, JsonObject payload, Map<String, String> headers) {
+    var r = node.post("/api/v1/push", new JsonObject().put("items", new JsonArray().add(new JsonObject()
+        .put("queue", queue).put("transactionId", txn).put("payload", payload))), headers);
+    if (r.status() != 201) throw new IllegalStateException("push answered " + r.status() + ": " + r.body());
+    return r.array().getJsonObject(0).getString("partitionId");
+  }
+
+  /**
+   * Files {@code n} dead letters on a new partition of {@code queue} (one pushed message creates it); the rows are
+   * ids and transactions {@code <prefix>-1..n}, newest last. Returns the partition id.
+   */
+  static String deadLetters(TestNode node, String queue, int n, Map<String, String> headers) {
+    String pid = push(node, queue, queue + "-seed", new JsonObject().put("seed", true), headers);
+    TestDatabase.execute(db(node), "INSERT INTO queen.log_dlq(partition_id, consumer_group, \"offset\", message_id, "
+        + "transaction_id, payload, error, retry_count, failed_at) SELECT '" + pid + "', '__QUEUE_MODE__', g, "
+        + "gen_random_uuid(), '" + queue + "-' || g, jsonb_build_object('order', g, 'queue', '" + queue + "'), "
+        + "'handler threw: timeout after ' || (g * 10) || ' ms', 3, now() - interval '1 hour' + g * interval '1 ms' "
+        + "FROM generate_series(1, " + n + ") g");
+    return pid;
+  }
+
+  static String dlqId(TestNode node, String txn) {
+    return TestDatabase.queryString(db(node), "SELECT id::text FROM queen.log_dlq WHERE transaction_id = '" + txn + "'");
+  }
+
+  static long dlqRows(TestNode node, String queue) {
+    return TestDatabase.queryLong(db(node), "SELECT count(*) FROM queen.log_dlq d JOIN queen.log_partitions p ON "
+        + "p.id = d.partition_id JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = '" + queue + "'");
+  }
+
+  /** An HS256 token with the given role. */
+  static String token(String secret, String role) {
+    String header = b64("{\"alg\":\"HS256\",\"typ\":\"JWT\"}");
+    String claims = b64(new JsonObject().put("sub", "dashboard-test").put("role", role)
+        .put("exp", System.currentTimeMillis() / 1000 + 3600).encode());
+    try {
+      Mac mac = Mac.getInstance("HmacSHA256");
+      mac.init(new SecretKeySpec(secret.getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
+      String signing = header + "." + claims;
+      return signing + "." + Base64.getUrlEncoder().withoutPadding()
+          .encodeToString(mac.doFinal(signing.getBytes(StandardCharsets.US_ASCII)));
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static String b64(String s) {
+    return Base64.getUrlEncoder().withoutPadding().encodeToString(s.getBytes(StandardCharsets.UTF_8));
+  }
+}
