@@ -16,7 +16,7 @@ final class Fixtures {
   private Fixtures() {}
 
   static Config.Database db(TestNode node) {
-    return node.node().config().database().orElseThrow();
+    return node.node().config().postgres().connection().orElseThrow();
   }
 
   /** Pushes one message; returns its partition id. */
