@@ -49,10 +49,8 @@ class DlqListIT {
   @Test
   void theListingIsMessagesPaginationTotalAndEachRowCarriesExactlyTheSeedsKeys() {
     String q = Wire.queue("dlq-shape");
-    Wire.retryLimitZero(node, NONE, q);
     JsonObject payload = new JsonObject().put("amount", 41);
-    Wire.deadLetter(node, q, "eu-1", payload, "order-4471", "invoicer", "Test error");
-    String pid = Wire.partitionId(q, "eu-1");
+    String pid = Wire.deadLettered(node, q, "eu-1", payload, "order-4471", "invoicer", "Test error");
     var row = Wire.dlqRows(pid).get(0);
 
     JsonObject body = dlq("queue=" + q);

@@ -73,9 +73,7 @@ class MessageDeleteIT {
   @Test
   void aSecondDeleteAndAnUnknownOrMalformedPartitionAre404() {
     String q = Wire.queue("del-twice");
-    Wire.retryLimitZero(node, NONE, q);
-    Wire.deadLetter(node, q, null, 1, "twice", null, "boom");
-    String pid = Wire.partitionId(q, "Default");
+    String pid = Wire.deadLettered(node, q, null, 1, "twice", null, "boom");
     assertThat(delete(pid, "twice").status()).isEqualTo(200);
     Reply again = delete(pid, "twice");
     assertThat(again.status()).isEqualTo(404);

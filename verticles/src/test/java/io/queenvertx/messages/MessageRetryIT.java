@@ -41,10 +41,8 @@ class MessageRetryIT {
   @Test
   void aRetryOfADeadLetteredAddressMovesItAndAnswersTheSeedsVerdictFieldForField() {
     String q = Wire.queue("retry-moved");
-    Wire.retryLimitZero(node, NONE, q);
     JsonObject payload = new JsonObject().put("amount", 41);
-    Wire.deadLetter(node, q, "eu-1", payload, "order-4471", "invoicer", "boom");
-    String pid = Wire.partitionId(q, "eu-1");
+    String pid = Wire.deadLettered(node, q, "eu-1", payload, "order-4471", "invoicer", "boom");
     String dlqId = Wire.onlyDlqId(pid);
     long expectedOffset = lastOffset(pid) + 1;
 
@@ -109,9 +107,7 @@ class MessageRetryIT {
   void theRetryRouteIgnoresItsBodyAndAlwaysReplaysInPlace() {
     String q = Wire.queue("retry-body");
     String elsewhere = Wire.queue("retry-elsewhere");
-    Wire.retryLimitZero(node, NONE, q);
-    Wire.deadLetter(node, q, "eu-1", 1, "rb-1", null, "boom");
-    String pid = Wire.partitionId(q, "eu-1");
+    String pid = Wire.deadLettered(node, q, "eu-1", 1, "rb-1", null, "boom");
     Reply r = node.post("/api/v1/messages/" + pid + "/rb-1/retry",
         new JsonObject().put("queue", elsewhere).put("partition", "eu-9").encode());
     assertThat(r.status()).as("retry answered %s", r.body()).isEqualTo(200);
@@ -138,9 +134,7 @@ class MessageRetryIT {
   @Test
   void aSecondRetryAfterTheMoveIs404AndLandsNoSecondFrame() {
     String q = Wire.queue("retry-twice");
-    Wire.retryLimitZero(node, NONE, q);
-    Wire.deadLetter(node, q, null, 1, "twice", null, "boom");
-    String pid = Wire.partitionId(q, "Default");
+    String pid = Wire.deadLettered(node, q, null, 1, "twice", null, "boom");
     assertThat(retry(pid, "twice").status()).isEqualTo(200);
     long frames = Wire.frames(pid);
     Reply again = retry(pid, "twice");

@@ -219,6 +219,17 @@ public final class Wire {
     return deadLetter(node, NONE, queue, partition, payload, txn, group, error);
   }
 
+  /**
+   * Sets {@code queue} to retryLimit 0 and dead-letters one pushed message {@code txn} there under {@code group} (null =
+   * queue mode); returns the partition id (partition null = "Default").
+   */
+  public static String deadLettered(TestNode node, String queue, String partition, Object payload, String txn,
+                                    String group, String error) {
+    retryLimitZero(node, NONE, queue);
+    deadLetter(node, queue, partition, payload, txn, group, error);
+    return partitionId(queue, partition == null ? "Default" : partition);
+  }
+
   // ---- database probes (the shared test database) ------------------------------------------------------------------
 
   public static Config.Database db() {
