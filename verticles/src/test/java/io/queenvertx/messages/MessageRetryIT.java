@@ -80,8 +80,7 @@ class MessageRetryIT {
   void aRetryMovesOnlyTheNewestRowOfTheAddressAndTheOtherGroupsRowSurvives() throws Exception {
     String q = Wire.queue("retry-newest");
     Wire.retryLimitZero(node, NONE, q);
-    Wire.pushOne(node, q, null, new JsonObject().put("k", 1), "shared");
-    String pid = Wire.partitionId(q, "Default");
+    String pid = Wire.pushToDefault(node, q, new JsonObject().put("k", 1), "shared");
     Wire.failUnder(node, NONE, q, null, "shared", "older", "boom-older");
     Wire.awaitClockPastNewestDlq(pid);
     Wire.failUnder(node, NONE, q, null, "shared", "newer", "boom-newer");
@@ -119,8 +118,7 @@ class MessageRetryIT {
   @Test
   void aRetryOfALiveMessageIs404WithTheAddressBodyAndWritesNothing() {
     String q = Wire.queue("retry-live");
-    Wire.pushOne(node, q, null, 1, "live-1");
-    String pid = Wire.partitionId(q, "Default");
+    String pid = Wire.pushToDefault(node, q, 1, "live-1");
     long frames = Wire.frames(pid);
     Reply r = retry(pid, "live-1");
     assertThat(r.status()).as("retry of a live message answered %s", r.body()).isEqualTo(404);

@@ -89,6 +89,12 @@ public final class Wire {
     return pushAll(node, h, List.of(item(queue, partition, payload, txn))).getJsonObject(0);
   }
 
+  /** Pushes one message to {@code queue}'s Default partition (asserting it is queued); returns the partition id. */
+  public static String pushToDefault(TestNode node, String queue, Object payload, String txn) {
+    pushOne(node, queue, null, payload, txn);
+    return partitionId(queue, "Default");
+  }
+
   public static JsonObject pushOne(TestNode node, String queue, String partition, Object payload, String txn) {
     return pushOne(node, NONE, queue, partition, payload, txn);
   }
