@@ -207,8 +207,11 @@ BEGIN
   PERFORM qt.eq(r->'messages'->0->'segment', '{"seq":0,"frameIdx":1}'::jsonb, 'seq without a segment');
 
   -- bad input
-  PERFORM qt.ok(queen.list_messages(t, '{"from":"yesterday-ish"}') ? 'error', 'bad from -> error');
-  PERFORM qt.ok(queen.list_messages(t, '{"to":"nope"}') ? 'error', 'bad to -> error');
+  PERFORM qt.eq(queen.list_messages(t, '{"from":"yesterday-ish"}')->>'error', 'invalid from: yesterday-ish',
+                'bad from -> error naming from');
+  PERFORM qt.eq(queen.list_messages(t, '{"to":"nope"}')->>'error', 'invalid to: nope', 'bad to -> error naming to');
+  PERFORM qt.eq(queen.list_messages(t, '{"from":"2026-01-01T00:00:00Z","to":"nope"}')->>'error', 'invalid to: nope',
+                'good from, bad to -> error naming to');
   PERFORM qt.ok(queen.list_messages(t, '{"cursor":"!!!"}') ? 'error', 'bad cursor -> error');
   PERFORM qt.eq(queen.list_messages(t, '{"cursor":"AQ"}')->>'error', 'invalid cursor', 'short cursor -> error');
   -- a DLQ cursor is not a listing cursor

@@ -6,7 +6,9 @@
 --   log_push               one segment (transactions, DLQ moves)
 --   _log_push_into         the per-segment allocator of the slow path, of log_push and of DLQ moves
 --   _log_check_encryption  plaintext never lands on an encrypted queue (also called by transactions)
---   log_segment_at         the covering segment of an offset
+--   log_segment_at         the covering segment of an offset (also the decoder's segment fetch)
+--   log_dedup_head         where a dedup-cache warm-up starts (DedupReader)
+--   log_dedup_txns         a page of a partition's log_txns rows, for the dedup cache (DedupReader)
 --   queue_encryption       the broker's encryption-flag lookup for one queue
 --
 -- Generic plans. PL/pgSQL caches each statement's plan, but a statement whose parameters are arrays (every statement
@@ -388,4 +390,36 @@ AS $$
     SELECT COALESCE((SELECT q.encryption_enabled FROM queen.queues q
                      WHERE q.tenant_id = COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001') AND q.name = p_queue),
                     false)
+$$;
+
+-- The push dedup cache's reads (DedupReader). Plain SQL, STABLE, no SET clause: the planner inlines them into the
+-- broker's prepared statement, so each is the same index probe / index range over (partition_id, base_offset) that the
+-- statement would be if it were written out.
+-- A warm-up starts from the partition's last offset and its queue's dedup window (no row: the partition is gone).
+CREATE OR REPLACE FUNCTION queen.log_dedup_head(p_pid uuid)
+RETURNS TABLE (last_offset bigint, dedup_window_seconds integer)
+LANGUAGE sql STABLE
+AS $$
+    SELECT p.last_offset, q.dedup_window_seconds
+    FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id
+    WHERE p.id = p_pid
+$$;
+
+-- The partition's log_txns rows with p_after < base_offset <= p_upto, in offset order, at most p_limit, creation time
+-- in microseconds since the epoch. p_window_seconds not NULL keeps only rows created inside that window (plus 120 s of
+-- clock slack): a warm-up pages through the window below the head's last offset. Offsets are allocated in the
+-- transaction that inserts their row, so every row at or below an offset read as committed is visible to the later
+-- pages (or was purged, which only happens outside the window). A gap fill passes p_upto = max bigint and no window.
+CREATE OR REPLACE FUNCTION queen.log_dedup_txns(p_pid uuid, p_after bigint, p_upto bigint, p_window_seconds integer,
+                                                p_limit integer)
+RETURNS TABLE (base_offset bigint, end_offset bigint, hashes bytea, at_us bigint)
+LANGUAGE sql STABLE
+AS $$
+    SELECT t.base_offset, t.end_offset, t.hashes, (extract(epoch FROM t.created_at) * 1000000)::bigint
+    FROM queen.log_txns t
+    WHERE t.partition_id = p_pid AND t.base_offset > p_after AND t.base_offset <= p_upto
+      AND (p_window_seconds IS NULL
+           OR t.created_at >= now() - make_interval(secs => p_window_seconds) - interval '120 seconds')
+    ORDER BY t.base_offset
+    LIMIT p_limit
 $$;

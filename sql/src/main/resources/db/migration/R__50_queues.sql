@@ -1,5 +1,5 @@
 -- =====================================================================================================================
--- Queue configuration, deletion and listing (API.md §5.5-§5.7).
+-- Queue configuration, deletion and listing (API.md §5.5-§5.7), and the tenancy ownership probe.
 -- A repeatable migration: the rules for editing it are at the top of R__10_common.sql.
 -- =====================================================================================================================
 
@@ -276,4 +276,18 @@ BEGIN
     RETURN jsonb_build_object('deleted', true, 'queue', p_queue, 'existed', true,
                               'queueId', v_qid, 'partitionIds', to_jsonb(v_pids));
 END;
+$$;
+
+-- ---------------------------------------------------------------------------------------------------------------------
+-- Tenancy
+-- ---------------------------------------------------------------------------------------------------------------------
+
+-- The tenant that owns a partition (no row: no such partition). The ownership gate (CachedOwnershipGate) asks
+-- EXISTS (... FROM queen.partition_tenant($1) WHERE tenant_id = $2): plain SQL and STABLE, so it is inlined into that
+-- statement as the same two primary-key probes (partition, then its queue).
+CREATE OR REPLACE FUNCTION queen.partition_tenant(p_pid uuid)
+RETURNS TABLE (tenant_id uuid)
+LANGUAGE sql STABLE
+AS $$
+    SELECT q.tenant_id FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id WHERE p.id = p_pid
 $$;

@@ -85,6 +85,8 @@ CREATE OR REPLACE FUNCTION queen._msg_page(p_filter jsonb, p_kind integer, p_lim
                                            OUT error text)
 LANGUAGE plpgsql STABLE
 AS $$
+DECLARE
+    v_key text := 'from'; -- the bound being parsed, named by the error
 BEGIN
     lim := queen._msg_int(p_filter->>'limit', p_limit);
     off := GREATEST(queen._msg_int(p_filter->>'offset', 0), 0);
@@ -92,14 +94,10 @@ BEGIN
     IF lim > 10000 THEN lim := 10000; END IF;
     BEGIN
         ts_from := COALESCE(queen._msg_ts_in(p_filter->>'from'), p_from);
-    EXCEPTION WHEN OTHERS THEN
-        error := 'invalid from: ' || (p_filter->>'from');
-        RETURN;
-    END;
-    BEGIN
+        v_key := 'to';
         ts_to := COALESCE(queen._msg_ts_in(p_filter->>'to'), p_to);
-    EXCEPTION WHEN OTHERS THEN
-        error := 'invalid to: ' || (p_filter->>'to');
+    EXCEPTION WHEN OTHERS THEN -- variables keep their values: v_key names the bound that failed
+        error := 'invalid ' || v_key || ': ' || (p_filter->>v_key);
         RETURN;
     END;
     IF NULLIF(btrim(p_filter->>'cursor'), '') IS NOT NULL THEN

@@ -5,7 +5,7 @@
 
 --   get_dlq_messages          GET    /api/v1/dlq
 --   purge_dlq                 DELETE /api/v1/dlq?queue=&consumerGroup=
---   dlq_row / dlq_newest_for_address   row lookups in front of a move (tenant predicate through partitions+queues)
+--   dlq_row / dlq_newest_for_address   row lookups in front of a move (tenant predicate through _dlq_rows)
 --   log_dlq_move                     POST /api/v1/dlq/:id/replay and POST /api/v1/messages/:pid/:txn/retry
 --   dlq_redrive_*                    the bulk redrive tasks (RedriveVerticle)
 
@@ -107,7 +107,12 @@ $$;
 -- ---------------------------------------------------------------------------------------------------------------------
 -- Row lookups in front of a move
 -- ---------------------------------------------------------------------------------------------------------------------
-CREATE OR REPLACE FUNCTION queen._dlq_row_by_id(p_tenant uuid, p_id uuid)
+DROP FUNCTION IF EXISTS queen._dlq_row_by_id(uuid, uuid);
+
+-- The tenant's dead-letter rows with their queue and partition names (log_dlq has no FK: joined through log_partitions
+-- and queues). Plain SQL and STABLE: the planner inlines it into the two lookups below, which add their predicates
+-- (a primary-key probe; an index range on the address).
+CREATE OR REPLACE FUNCTION queen._dlq_rows(p_tenant uuid)
 RETURNS TABLE (id uuid, partition_id uuid, queue text, partition text, consumer_group text, transaction_id text,
                message_id uuid, payload text, "offset" bigint, retry_count integer, failed_at timestamptz)
 LANGUAGE sql STABLE
@@ -117,8 +122,7 @@ AS $$
     FROM queen.log_dlq d
     JOIN queen.log_partitions p ON p.id = d.partition_id
     JOIN queen.queues q ON q.id = p.queue_id
-    WHERE d.id = p_id
-      AND q.tenant_id = COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001')
+    WHERE q.tenant_id = COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001')
 $$;
 
 -- Row by id (text, as the route received it). PostgreSQL's uuid input decides what parses (braces, no hyphens,
@@ -139,7 +143,7 @@ BEGIN
     EXCEPTION WHEN invalid_text_representation OR string_data_right_truncation THEN
         RETURN;
     END;
-    RETURN QUERY SELECT * FROM queen._dlq_row_by_id(p_tenant, v_id);
+    RETURN QUERY SELECT * FROM queen._dlq_rows(p_tenant) r WHERE r.id = v_id;
 END;
 $$;
 
@@ -149,15 +153,9 @@ RETURNS TABLE (id uuid, partition_id uuid, queue text, partition text, consumer_
                message_id uuid, payload text, "offset" bigint, retry_count integer, failed_at timestamptz)
 LANGUAGE sql STABLE
 AS $$
-    SELECT d.id, d.partition_id, q.name::text, p.name, d.consumer_group, d.transaction_id, d.message_id,
-           d.payload::text, d."offset", d.retry_count, d.failed_at
-    FROM queen.log_dlq d
-    JOIN queen.log_partitions p ON p.id = d.partition_id
-    JOIN queen.queues q ON q.id = p.queue_id
-    WHERE d.partition_id = p_pid
-      AND d.transaction_id = p_txn
-      AND q.tenant_id = COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001')
-    ORDER BY d.failed_at DESC, d.id DESC
+    SELECT * FROM queen._dlq_rows(p_tenant) r
+    WHERE r.partition_id = p_pid AND r.transaction_id = p_txn
+    ORDER BY r.failed_at DESC, r.id DESC
     LIMIT 1
 $$;
 

@@ -88,11 +88,8 @@ public final class Node implements AutoCloseable {
       var ctx = new NodeContext(effective, pool, gate, flags, cipher, metrics);
       loadFlags(pool, flags);
       vertx.setPeriodic(effective.maintenance().cacheRefreshIntervalMs(), t -> loadFlags(pool, flags));
-      vertx.eventBus().<io.vertx.core.json.JsonObject>consumer(Addresses.MAINTENANCE_CHANGED, m -> {
-        var b = m.body();
-        if (b.containsKey("maintenance_mode")) flags.setPush(b.getBoolean("maintenance_mode"));
-        if (b.containsKey("pop_maintenance_mode")) flags.setPop(b.getBoolean("pop_maintenance_mode"));
-      });
+      vertx.eventBus().<io.vertx.core.json.JsonObject>consumer(Addresses.MAINTENANCE_CHANGED,
+          m -> SystemState.applyAnnouncement(m.body(), flags));
       vertx.eventBus().registerCodec(new LocalCodec());
       io.queenvertx.codec.api.JsonRecordCodec.registerAll(vertx.eventBus());
       vertx.eventBus().<io.vertx.core.json.JsonObject>consumer(Addresses.QUEUE_CHANGED, m -> {
@@ -265,14 +262,9 @@ public final class Node implements AutoCloseable {
     });
   }
 
-  /** Re-reads the two switches from {@code queen.system_state} (boot, and the periodic reconcile). */
+  /** Re-reads the two switches from {@link SystemState} (boot, and the periodic reconcile). */
   private static void loadFlags(Pool pool, MaintenanceFlags flags) {
-    pool.query("SELECT key, (value->>'enabled')::boolean FROM queen.system_state").execute().onSuccess(rows -> {
-      for (var r : rows) {
-        if ("maintenance_mode".equals(r.getString(0))) flags.setPush(Boolean.TRUE.equals(r.getBoolean(1)));
-        if ("pop_maintenance_mode".equals(r.getString(0))) flags.setPop(Boolean.TRUE.equals(r.getBoolean(1)));
-      }
-    });
+    SystemState.read(pool).onSuccess(s -> s.applyTo(flags));
   }
 
   public OwnershipGate ownershipGate() {

@@ -46,7 +46,7 @@ public final class SegmentDecoderVerticle extends VerticleBase {
       decodeAndReply(msg, req, req.blob());
       return;
     }
-    pool.preparedQuery("SELECT base_offset, blob FROM queen.log_segments WHERE partition_id = $1 AND base_offset = $2")
+    pool.preparedQuery("SELECT base_offset, blob FROM queen.log_segment_at($1, $2) WHERE base_offset = $2")
         .execute(Tuple.of(req.partitionId(), req.baseOffset()))
         .onSuccess(rows -> {
           var it = rows.iterator();

@@ -9,14 +9,13 @@ import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.Message;
 import io.vertx.sqlclient.Row;
-import io.vertx.sqlclient.Tuple;
 import java.time.OffsetDateTime;
 import java.util.UUID;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Runs bulk redrive tasks (issue #10). Tasks live in {@code queen.dlq_redrive_tasks}; a node claims one that nobody
+ * Runs bulk redrive tasks (issue #10). Tasks live in {@code queen.dlq_redrive_tasks} ({@link RedriveTasks}); a node claims one that nobody
  * holds, or whose holder stopped heart-beating (its node died), and moves the matching dead-letter rows one at a
  * time through the DLQ mover, so every row is moved by the engine's atomic move: never both replayed and kept,
  * never replayed twice. Progress (a keyset position and the verdict counts) is recorded after every move and only
@@ -26,13 +25,13 @@ public final class RedriveVerticle extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(RedriveVerticle.class);
   static final long CLAIM_PERIOD_MS = 1000;
 
-  private final NodeContext node;
+  private final RedriveTasks tasks;
   private final String owner;
   private final long staleMs;
   private boolean busy;
 
   public RedriveVerticle(NodeContext node, long staleMs) {
-    this.node = node;
+    this.tasks = new RedriveTasks(node.pool());
     this.owner = node.config().serverId() + "#" + ProcessHandle.current().pid() + "#" + UUID.randomUUID();
     this.staleMs = staleMs;
   }
@@ -46,14 +45,13 @@ public final class RedriveVerticle extends VerticleBase {
   private void claim() {
     if (busy) return;
     busy = true;
-    node.pool().preparedQuery("SELECT * FROM queen.dlq_redrive_claim($1, $2)")
-        .execute(Tuple.of(owner, staleMs))
+    tasks.claim(owner, staleMs)
         .onComplete(ar -> {
-          if (ar.failed() || ar.result().size() == 0) {
+          if (ar.failed() || ar.result() == null) {
             busy = false;
             return;
           }
-          Row t = ar.result().iterator().next();
+          Row t = ar.result();
           log.info("redrive task {} on queue {} taken by this node", t.getUUID("id"), t.getString("queue"));
           step(new Task(t));
         });
@@ -83,9 +81,7 @@ public final class RedriveVerticle extends VerticleBase {
   private void step(Task t) {
     long started = System.currentTimeMillis();
     Future<Boolean> work = t.maxRows != null && t.handled >= t.maxRows ? finish(t, "completed")
-        : node.pool().preparedQuery("SELECT id, failed_at FROM queen.dlq_redrive_next($1)")
-            .execute(Tuple.of(t.id))
-            .compose(next -> next.size() == 0 ? finish(t, "completed") : move(t, next.iterator().next()));
+        : tasks.next(t.id).compose(next -> next == null ? finish(t, "completed") : move(t, next));
     work.onComplete(ar -> {
       if (ar.failed()) log.warn("redrive task {} step failed: {}", t.id, ar.cause().getMessage());
       if (ar.succeeded() && Boolean.TRUE.equals(ar.result())) {
@@ -125,24 +121,17 @@ public final class RedriveVerticle extends VerticleBase {
   }
 
   private Future<Boolean> record(Task t, String verdict, UUID row, OffsetDateTime failedAt, String error) {
-    return node.pool().preparedQuery("SELECT queen.dlq_redrive_record($1, $2, $3, $4, $5, $6)")
-        .execute(Tuple.of(t.id, owner, verdict, row, failedAt, error))
-        .map(rows -> Boolean.TRUE.equals(rows.iterator().next().getBoolean(0)));
+    return tasks.record(t.id, owner, verdict, row, failedAt, error);
   }
 
   private Future<Boolean> heartbeat(Task t) {
-    return node.pool().preparedQuery("UPDATE queen.dlq_redrive_tasks SET heartbeat_at = now() "
-            + "WHERE id = $1 AND owner = $2 AND status = 'running'")
-        .execute(Tuple.of(t.id, owner)).map(r -> r.rowCount() > 0);
+    return tasks.heartbeat(t.id, owner);
   }
 
   private Future<Boolean> finish(Task t, String status) {
-    return node.pool().preparedQuery("UPDATE queen.dlq_redrive_tasks SET status = $3, finished_at = now(), "
-            + "updated_at = now(), owner = NULL WHERE id = $1 AND owner = $2 AND status = 'running'")
-        .execute(Tuple.of(t.id, owner, status))
-        .map(r -> {
-          if (r.rowCount() > 0) log.info("redrive task {} {}", t.id, status);
-          return false;
-        });
+    return tasks.finish(t.id, owner, status).map(ended -> {
+      if (ended) log.info("redrive task {} {}", t.id, status);
+      return false;
+    });
   }
 }

@@ -2,6 +2,7 @@ package io.queenvertx.http;
 
 import io.queenvertx.boot.NodeContext;
 import io.queenvertx.bus.Addresses;
+import io.queenvertx.dlq.RedriveTasks;
 import io.queenvertx.json.Timestamps;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
@@ -9,39 +10,33 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.pgclient.PgException;
 import io.vertx.sqlclient.Row;
-import io.vertx.sqlclient.Tuple;
 import java.util.UUID;
 
 /**
  * Bulk redrive tasks (issue #10, additive to Queen's contract; Admin): start, inspect, list and cancel. The work is
- * done by {@code RedriveVerticle} on whichever node claims the task.
+ * done by {@code RedriveVerticle} on whichever node claims the task; the rows are {@link RedriveTasks}'.
  */
 final class RedriveRoutes {
   static final int DEFAULT_PER_SECOND = 100;
   static final int MAX_PER_SECOND = 10_000;
-  private static final String COLUMNS = "id, queue, consumer_group, partition, dest_queue, dest_partition, "
-      + "max_per_second, max_rows, status, moved, duplicate, gone, failed, last_error, owner, created_at, updated_at, "
-      + "finished_at";
 
   private RedriveRoutes() {}
 
   static void mount(RouteTable routes, NodeContext node, Vertx vertx) {
-    routes.post("/api/v1/dlq/redrive", ctx -> start(ctx, node, vertx));
-    routes.get("/api/v1/dlq/redrive", ctx -> node.pool()
-        .preparedQuery("SELECT " + COLUMNS + " FROM queen.dlq_redrive_tasks WHERE tenant_id = $1 "
-            + "ORDER BY created_at DESC LIMIT 50")
-        .execute(Tuple.of(Tenancy.of(ctx)))
+    RedriveTasks tasks = new RedriveTasks(node.pool());
+    routes.post("/api/v1/dlq/redrive", ctx -> start(ctx, tasks, vertx));
+    routes.get("/api/v1/dlq/redrive", ctx -> tasks.list(Tenancy.of(ctx))
         .onSuccess(rows -> {
-          JsonArray tasks = new JsonArray();
-          for (Row r : rows) tasks.add(render(r));
-          ErrorContract.send(ctx, 200, new JsonObject().put("tasks", tasks));
+          JsonArray list = new JsonArray();
+          for (Row r : rows) list.add(render(r));
+          ErrorContract.send(ctx, 200, new JsonObject().put("tasks", list));
         })
         .onFailure(e -> ctx.fail(ApiError.prefixed(500, "redrive failed: ", e))));
-    routes.get("/api/v1/dlq/redrive/:taskId", ctx -> one(ctx, node, false));
-    routes.post("/api/v1/dlq/redrive/:taskId/cancel", ctx -> one(ctx, node, true));
+    routes.get("/api/v1/dlq/redrive/:taskId", ctx -> one(ctx, tasks, false));
+    routes.post("/api/v1/dlq/redrive/:taskId/cancel", ctx -> one(ctx, tasks, true));
   }
 
-  private static void start(RoutingContext ctx, NodeContext node, Vertx vertx) {
+  private static void start(RoutingContext ctx, RedriveTasks tasks, Vertx vertx) {
     JsonObject b = Bodies.object(ctx);
     if (!(b.getValue("queue") instanceof String queue) || queue.isBlank()) {
       throw ApiError.of(400, "queue is required");
@@ -72,23 +67,18 @@ final class RedriveRoutes {
       limit = n.longValue();
     }
     UUID tenant = Tenancy.of(ctx);
-    node.pool().preparedQuery("INSERT INTO queen.dlq_redrive_tasks(tenant_id, queue, consumer_group, partition, "
-            + "dest_queue, dest_partition, max_per_second, max_rows) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) "
-            + "RETURNING " + COLUMNS)
-        .execute(Tuple.from(new Object[] {tenant, queue.strip(), group, partition, destQueue, destPartition,
-            perSecond, limit}))
-        .onSuccess(rows -> {
+    tasks.create(new RedriveTasks.NewTask(tenant, queue.strip(), group, partition, destQueue, destPartition,
+            perSecond, limit))
+        .onSuccess(row -> {
           vertx.eventBus().send(Addresses.REDRIVE_NUDGE, "go");
-          ErrorContract.send(ctx, 201, render(rows.iterator().next()));
+          ErrorContract.send(ctx, 201, render(row));
         })
         .onFailure(e -> {
           if (e instanceof PgException pg && "23505".equals(pg.getSqlState())) {
-            node.pool().preparedQuery("SELECT id FROM queen.dlq_redrive_tasks WHERE tenant_id = $1 AND queue = $2 "
-                    + "AND status = 'running'").execute(Tuple.of(tenant, queue.strip()))
+            tasks.running(tenant, queue.strip())
                 .onComplete(ar -> ErrorContract.send(ctx, 409, new JsonObject()
                     .put("error", "a redrive task is already running for this queue")
-                    .put("taskId", ar.succeeded() && ar.result().size() > 0
-                        ? ar.result().iterator().next().getUUID(0).toString() : null)));
+                    .put("taskId", ar.succeeded() && ar.result() != null ? ar.result().toString() : null)));
           } else {
             ctx.fail(ApiError.prefixed(500, "redrive failed: ", e));
           }
@@ -96,19 +86,14 @@ final class RedriveRoutes {
   }
 
   /** Reads one task, cancelling it first when asked; an unknown or malformed id is 404. */
-  private static void one(RoutingContext ctx, NodeContext node, boolean cancel) {
+  private static void one(RoutingContext ctx, RedriveTasks tasks, boolean cancel) {
     UUID id = MessageRoutes.parseOrNull(ctx.pathParam("taskId"));
     if (id == null) throw ApiError.of(404, "Redrive task not found");
     UUID tenant = Tenancy.of(ctx);
-    String sql = cancel
-        ? "UPDATE queen.dlq_redrive_tasks SET status = CASE WHEN status = 'running' THEN 'cancelled' ELSE status END, "
-            + "finished_at = COALESCE(finished_at, now()), updated_at = now() WHERE id = $1 AND tenant_id = $2 "
-            + "RETURNING " + COLUMNS
-        : "SELECT " + COLUMNS + " FROM queen.dlq_redrive_tasks WHERE id = $1 AND tenant_id = $2";
-    node.pool().preparedQuery(sql).execute(Tuple.of(id, tenant))
-        .onSuccess(rows -> {
-          if (rows.size() == 0) ctx.fail(ApiError.of(404, "Redrive task not found"));
-          else ErrorContract.send(ctx, 200, render(rows.iterator().next()));
+    (cancel ? tasks.cancel(tenant, id) : tasks.get(tenant, id))
+        .onSuccess(row -> {
+          if (row == null) ctx.fail(ApiError.of(404, "Redrive task not found"));
+          else ErrorContract.send(ctx, 200, render(row));
         })
         .onFailure(e -> ctx.fail(ApiError.prefixed(500, "redrive failed: ", e)));
   }

@@ -1,22 +1,19 @@
 package io.queenvertx.http;
 
 import io.queenvertx.boot.NodeContext;
+import io.queenvertx.boot.SystemState;
 import io.queenvertx.bus.Addresses;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
-import io.vertx.sqlclient.Tuple;
 
 /**
- * The maintenance switches (API.md §5.14, Admin): the database row {@code queen.system_state} is the truth shared
+ * The maintenance switches (API.md §5.14, Admin): the database rows ({@link SystemState}) are the truth shared
  * by every node; a change is applied locally and announced cluster-wide, and every node re-reads the rows
  * periodically.
  */
 final class SystemRoutes {
-  static final String PUSH_KEY = "maintenance_mode";
-  static final String POP_KEY = "pop_maintenance_mode";
-
   private SystemRoutes() {}
 
   static void mount(RouteTable routes, NodeContext node, Vertx vertx) {
@@ -27,7 +24,7 @@ final class SystemRoutes {
         .onSuccess(b -> ErrorContract.send(ctx, 200, b)).onFailure(ctx::fail));
     routes.post("/api/v1/system/maintenance", ctx -> {
       boolean on = enabled(ctx);
-      write(node, vertx, PUSH_KEY, on).compose(v -> spoolStats(vertx))
+      write(node, vertx, SystemState.Switch.PUSH, on).compose(v -> spoolStats(vertx))
           .onSuccess(s -> ErrorContract.send(ctx, 200, new JsonObject().put("maintenanceMode", on)
               .put("bufferedMessages", s.getLong("bufferedMessages")).put("bufferHealthy", s.getBoolean("bufferHealthy"))
               .put("message", on ? "Maintenance mode ENABLED. All PUSHes routing to file buffer."
@@ -43,7 +40,7 @@ final class SystemRoutes {
         }).onFailure(ctx::fail));
     routes.post("/api/v1/system/maintenance/pop", ctx -> {
       boolean on = enabled(ctx);
-      write(node, vertx, POP_KEY, on)
+      write(node, vertx, SystemState.Switch.POP, on)
           .onSuccess(v -> ErrorContract.send(ctx, 200, new JsonObject().put("popMaintenanceMode", on).put("message", on
               ? "Pop maintenance mode ENABLED. All POP operations will return empty arrays."
               : "Pop maintenance mode DISABLED. Normal operation resumed.")))
@@ -65,34 +62,17 @@ final class SystemRoutes {
 
   /** Both flags, fresh from the database; also refreshes this node's copy. */
   static Future<JsonObject> readFlags(NodeContext node) {
-    return node.pool().preparedQuery("SELECT key, (value->>'enabled')::boolean FROM queen.system_state "
-            + "WHERE key IN ('maintenance_mode', 'pop_maintenance_mode')")
-        .execute()
-        .map(rows -> {
-          boolean push = false;
-          boolean pop = false;
-          for (var r : rows) {
-            if (PUSH_KEY.equals(r.getString(0))) push = Boolean.TRUE.equals(r.getBoolean(1));
-            if (POP_KEY.equals(r.getString(0))) pop = Boolean.TRUE.equals(r.getBoolean(1));
-          }
-          node.maintenance().setPush(push);
-          node.maintenance().setPop(pop);
-          return new JsonObject().put("push", push).put("pop", pop);
+    return SystemState.read(node.pool())
+        .map(s -> {
+          s.applyTo(node.maintenance());
+          return new JsonObject().put("push", s.push()).put("pop", s.pop());
         })
         .recover(e -> Future.failedFuture(ApiError.prefixed(500, "maintenance failed: ", e)));
   }
 
-  private static Future<Void> write(NodeContext node, Vertx vertx, String key, boolean on) {
-    return node.pool().preparedQuery("INSERT INTO queen.system_state(key, value, updated_at) VALUES ($1, $2::text::jsonb, "
-            + "now()) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()")
-        .execute(Tuple.of(key, new JsonObject().put("enabled", on).encode()))
-        .recover(e -> Future.failedFuture(ApiError.prefixed(500, "maintenance failed: ", e)))
-        .map(v -> {
-          if (PUSH_KEY.equals(key)) node.maintenance().setPush(on);
-          else node.maintenance().setPop(on);
-          vertx.eventBus().publish(Addresses.MAINTENANCE_CHANGED, new JsonObject().put(key, on));
-          return null;
-        });
+  private static Future<Void> write(NodeContext node, Vertx vertx, SystemState.Switch which, boolean on) {
+    return SystemState.set(node, vertx, which, on)
+        .recover(e -> Future.failedFuture(ApiError.prefixed(500, "maintenance failed: ", e)));
   }
 
   private static Future<JsonObject> spoolStats(Vertx vertx) {

@@ -34,21 +34,13 @@ final class DedupReader {
   /** A partition whose window is too big to cache is probed in full for this long before another warm-up. */
   static final long SKIP_MS = 60_000;
   /** A warm-up starts from the partition's last offset and dedup window (DedupCache#warmed)... */
-  private static final String WARM_HEAD = "SELECT p.last_offset, q.dedup_window_seconds FROM queen.log_partitions p "
-      + "JOIN queen.queues q ON q.id = p.queue_id WHERE p.id = $1";
+  private static final String WARM_HEAD = "SELECT last_offset, dedup_window_seconds FROM queen.log_dedup_head($1)";
   /**
    * ...then reads every log_txns row at or below that offset still inside the window, in offset order, a page at a
-   * time. Offsets are allocated in the transaction that inserts their row, so every row at or below an offset read
-   * as committed is visible to the later pages (or was purged, which only happens outside the window).
+   * time; a gap fill reads the rows after an offset with no upper bound and no window (R__20_push.sql).
    */
-  private static final String WARM_PAGE = "SELECT base_offset, end_offset, hashes, "
-      + "(extract(epoch FROM created_at) * 1000000)::bigint AS at_us FROM queen.log_txns "
-      + "WHERE partition_id = $1 AND base_offset > $2 AND base_offset <= $3 "
-      + "AND created_at >= now() - make_interval(secs => $4) - interval '120 seconds' "
-      + "ORDER BY base_offset LIMIT $5";
-  private static final String FILL = "SELECT base_offset, end_offset, hashes, "
-      + "(extract(epoch FROM created_at) * 1000000)::bigint AS at_us FROM queen.log_txns "
-      + "WHERE partition_id = $1 AND base_offset > $2 ORDER BY base_offset LIMIT $3";
+  private static final String TXNS =
+      "SELECT base_offset, end_offset, hashes, at_us FROM queen.log_dedup_txns($1, $2, $3, $4, $5)";
 
   private final Pool pool;
   private final DedupCache dedup;
@@ -107,7 +99,7 @@ final class DedupReader {
 
   private void warmPage(LogWriterVerticle.PartitionKey key, UUID pid, int window, long last, long after,
       List<DedupCache.TxnRow> rows) {
-    pool.preparedQuery(WARM_PAGE).execute(Tuple.of(pid, after, last, window, WARM_PAGE_ROWS)).onComplete(ar -> {
+    pool.preparedQuery(TXNS).execute(Tuple.of(pid, after, last, window, WARM_PAGE_ROWS)).onComplete(ar -> {
       if (ar.failed()) {
         reading.remove(key);
         log.debug("dedup cache warm-up of {} failed: {}", pid, ar.cause().toString());
@@ -138,7 +130,7 @@ final class DedupReader {
   private void fill(LogWriterVerticle.PartitionKey key, UUID pid) {
     long from = dedup.gapStart(key, pid);
     if (from < -1 || !reading.add(key)) return;
-    pool.preparedQuery(FILL).execute(Tuple.of(pid, from, FILL_ROWS)).onComplete(ar -> {
+    pool.preparedQuery(TXNS).execute(Tuple.of(pid, from, Long.MAX_VALUE, null, FILL_ROWS)).onComplete(ar -> {
       reading.remove(key);
       if (ar.failed()) {
         dedup.drop(key);

@@ -1,6 +1,7 @@
 package io.queenvertx.log;
 
 import io.queenvertx.boot.NodeContext;
+import io.queenvertx.boot.SystemState;
 import io.queenvertx.bus.PushCommand;
 import io.queenvertx.bus.PushItem;
 import io.queenvertx.bus.PushOutcome;
@@ -166,18 +167,15 @@ final class Spooler {
   private void readSwitch() {
     if (switchReading) return;
     switchReading = true;
-    node.pool().query("SELECT (value->>'enabled')::boolean FROM queen.system_state WHERE key = 'maintenance_mode'")
-        .execute().onComplete(ar -> {
-          switchReading = false;
-          if (ar.failed()) { // tried again on the next tick; meanwhile the spool cannot drain
-            if (spool.pendingEvents() > 0) drainFailures = Math.max(1, drainFailures);
-            return;
-          }
-          var it = ar.result().iterator();
-          boolean on = it.hasNext() && Boolean.TRUE.equals(it.next().getBoolean(0));
-          if (on) node.maintenance().setPush(true);
-          switchRead = true;
-        });
+    SystemState.read(node.pool()).onComplete(ar -> {
+      switchReading = false;
+      if (ar.failed()) { // tried again on the next tick; meanwhile the spool cannot drain
+        if (spool.pendingEvents() > 0) drainFailures = Math.max(1, drainFailures);
+        return;
+      }
+      if (ar.result().push()) node.maintenance().setPush(true);
+      switchRead = true;
+    });
   }
 
   /** One drain tick: replays the next batch of the oldest spool file, unless one is running or it must wait. */

@@ -10,10 +10,11 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The ownership gate with tenancy on: one indexed EXISTS over partition → queue → tenant. Only positive answers are
- * remembered (a partition created later must still be found): in a local near cache, and in the cluster-wide map
- * {@code queen.ownership} (Hazelcast through the Vert.x cluster manager; a plain local map on a single node), so a
- * confirmation on one node spares every other node the round trip. Queue deletion removes the entries everywhere.
+ * The ownership gate with tenancy on: one indexed EXISTS over partition → queue → tenant
+ * ({@code queen.partition_tenant}, R__50_queues.sql). Only positive answers are remembered (a partition created later
+ * must still be found): in a local near cache, and in the cluster-wide map {@code queen.ownership} (Hazelcast
+ * through the Vert.x cluster manager; a plain local map on a single node), so a confirmation on one node spares every
+ * other node the round trip. Queue deletion removes the entries everywhere.
  */
 public final class CachedOwnershipGate implements OwnershipGate {
   public static final String MAP = "queen.ownership";
@@ -46,8 +47,7 @@ public final class CachedOwnershipGate implements OwnershipGate {
 
   private Future<Boolean> query(UUID tenant, UUID partitionId) {
     queries.incrementAndGet();
-    return pool.preparedQuery("SELECT EXISTS (SELECT 1 FROM queen.log_partitions p JOIN queen.queues q "
-            + "ON q.id = p.queue_id WHERE p.id = $1 AND q.tenant_id = $2)")
+    return pool.preparedQuery("SELECT EXISTS (SELECT 1 FROM queen.partition_tenant($1) WHERE tenant_id = $2)")
         .execute(Tuple.of(partitionId, tenant))
         .map(rows -> {
           boolean owned = Boolean.TRUE.equals(rows.iterator().next().getBoolean(0));

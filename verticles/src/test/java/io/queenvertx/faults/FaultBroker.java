@@ -8,8 +8,6 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
@@ -20,8 +18,6 @@ import java.util.concurrent.TimeUnit;
  */
 final class FaultBroker implements AutoCloseable {
   static final Duration BOOT = Duration.ofSeconds(120);
-  private static final List<String> JVM_FLAGS = java.util.stream.Stream.concat(
-      io.queenvertx.testing.BrokerProcess.MODULE_FLAGS.stream(), java.util.stream.Stream.of("-Xmx384m")).toList();
 
   private final Path home;
   private final int port;
@@ -60,14 +56,8 @@ final class FaultBroker implements AutoCloseable {
    */
   synchronized void start(boolean databaseUp) throws Exception {
     if (process != null && process.isAlive()) throw new IllegalStateException("broker already running");
-    List<String> cmd = new ArrayList<>();
-    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    cmd.addAll(JVM_FLAGS);
-    cmd.add("-cp");
-    cmd.add(System.getProperty("java.class.path"));
-    cmd.add("io.queenvertx.boot.Main");
     Path log = home.resolve("broker-" + (++starts) + ".log");
-    var pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
+    var pb = new ProcessBuilder(io.queenvertx.testing.BrokerProcess.command("384m")).redirectErrorStream(true).redirectOutput(log.toFile());
     Map<String, String> env = pb.environment();
     env.keySet().removeIf(k -> k.startsWith("PG_") || k.startsWith("QUEEN_") || k.startsWith("JWT_")
         || k.startsWith("FILE_BUFFER_") || k.startsWith("DB_"));

@@ -49,10 +49,8 @@ class DlqListIT {
   @Test
   void theListingIsMessagesPaginationTotalAndEachRowCarriesExactlyTheSeedsKeys() {
     String q = Wire.queue("dlq-shape");
-    Wire.retryLimitZero(node, NONE, q);
     JsonObject payload = new JsonObject().put("amount", 41);
-    Wire.deadLetter(node, q, "eu-1", payload, "order-4471", "invoicer", "Test error");
-    String pid = Wire.partitionId(q, "eu-1");
+    String pid = Wire.deadLettered(node, q, "eu-1", payload, "order-4471", "invoicer", "Test error");
     var row = Wire.dlqRows(pid).get(0);
 
     JsonObject body = dlq("queue=" + q);
@@ -85,8 +83,7 @@ class DlqListIT {
   void retryCountFallsBackToTheQueuesRetryLimitForRowsWithoutASnapshot() {
     String q = Wire.queue("dlq-retry-fallback");
     Wire.configure(node, NONE, q, new JsonObject().put("retryLimit", 4));
-    Wire.pushOne(node, q, null, 1, "x");
-    String pid = Wire.partitionId(q, "Default");
+    String pid = Wire.pushToDefault(node, q, 1, "x");
     insertRows(pid, "legacy", 1, "NULL");
     insertRows(pid, "snap", 1, "7");
     List<JsonObject> rows = rowsOf("queue=" + q);
@@ -133,8 +130,7 @@ class DlqListIT {
   @Test
   void limitAndOffsetPageTheRowsAndTotalIsThePageLength() {
     String q = Wire.queue("dlq-paging");
-    Wire.pushOne(node, q, null, 1, "x");
-    String pid = Wire.partitionId(q, "Default");
+    String pid = Wire.pushToDefault(node, q, 1, "x");
     insertRows(pid, "pg", 5, "0"); // failed_at: pg-0 newest .. pg-4 oldest
     JsonObject p1 = dlq("queue=" + q + "&limit=2");
     assertThat(p1.getJsonObject("pagination")).isEqualTo(new JsonObject().put("limit", 2).put("offset", 0));
@@ -166,8 +162,7 @@ class DlqListIT {
   @Test
   void aBulkPurgeWithoutAQueueIs400AndDeletesNothing() {
     String q = Wire.queue("dlq-purge-noqueue");
-    Wire.pushOne(node, q, null, 1, "x");
-    String pid = Wire.partitionId(q, "Default");
+    String pid = Wire.pushToDefault(node, q, 1, "x");
     insertRows(pid, "g", 2, "0");
     JsonObject refusal = new JsonObject().put("success", false).put("error", "queue is required")
         .put("message", "Bulk DLQ purge requires an exact queue name");

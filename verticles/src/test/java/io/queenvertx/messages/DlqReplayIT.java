@@ -50,9 +50,7 @@ class DlqReplayIT {
 
   /** A retryLimit-0 queue with one dead-lettered message; returns the row id. */
   static String deadLettered(String q, String partition, Object payload, String txn) {
-    Wire.retryLimitZero(node, NONE, q);
-    Wire.deadLetter(node, q, partition, payload, txn, null, "boom");
-    String pid = Wire.partitionId(q, partition == null ? "Default" : partition);
+    String pid = Wire.deadLettered(node, q, partition, payload, txn, null, "boom");
     return (String) Wire.rows("SELECT id::text AS id FROM queen.log_dlq WHERE partition_id = '" + pid
         + "' AND transaction_id = '" + txn + "'").get(0).get("id");
   }

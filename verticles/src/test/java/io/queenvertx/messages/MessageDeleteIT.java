@@ -32,8 +32,7 @@ class MessageDeleteIT {
   void deletingADeadLetteredAddressAnswersTheSeedsSuccessBodyAndRemovesEveryGroupsRow() {
     String q = Wire.queue("del-two-groups");
     Wire.retryLimitZero(node, NONE, q);
-    Wire.pushOne(node, q, null, new JsonObject().put("amount", 41), "order-4471");
-    String pid = Wire.partitionId(q, "Default");
+    String pid = Wire.pushToDefault(node, q, new JsonObject().put("amount", 41), "order-4471");
     Wire.failUnder(node, NONE, q, null, "order-4471", "invoicer", "boom");
     Wire.failUnder(node, NONE, q, null, "order-4471", "auditor", "boom");
     assertThat(Wire.dlqCount(pid)).as("precondition: one row per group").isEqualTo(2);
@@ -60,8 +59,7 @@ class MessageDeleteIT {
   @Test
   void aLiveMessageCannotBeDeletedAndAnswers404WithTheSeedsBody() {
     String q = Wire.queue("del-live");
-    Wire.pushOne(node, q, null, 1, "live-1");
-    String pid = Wire.partitionId(q, "Default");
+    String pid = Wire.pushToDefault(node, q, 1, "live-1");
     long frames = Wire.frames(pid);
     Reply r = delete(pid, "live-1");
     assertThat(r.status()).as("DELETE of a live message answered %s", r.body()).isEqualTo(404);
@@ -73,9 +71,7 @@ class MessageDeleteIT {
   @Test
   void aSecondDeleteAndAnUnknownOrMalformedPartitionAre404() {
     String q = Wire.queue("del-twice");
-    Wire.retryLimitZero(node, NONE, q);
-    Wire.deadLetter(node, q, null, 1, "twice", null, "boom");
-    String pid = Wire.partitionId(q, "Default");
+    String pid = Wire.deadLettered(node, q, null, 1, "twice", null, "boom");
     assertThat(delete(pid, "twice").status()).isEqualTo(200);
     Reply again = delete(pid, "twice");
     assertThat(again.status()).isEqualTo(404);

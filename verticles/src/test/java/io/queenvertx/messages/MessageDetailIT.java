@@ -134,8 +134,7 @@ class MessageDetailIT {
   void aDeadLetteredMessageReportsTheDlqRetrySnapshotAndErrorMessage() {
     String q = Wire.queue("detail-dlq");
     Wire.configure(node, NONE, q, new JsonObject().put("retryLimit", 2));
-    Wire.pushOne(node, q, null, new JsonObject().put("poison", true), "bad-1");
-    String pid = Wire.partitionId(q, "Default");
+    String pid = Wire.pushToDefault(node, q, new JsonObject().put("poison", true), "bad-1");
     for (int attempt = 1; attempt <= 3; attempt++) {
       JsonObject p = Wire.popSome(node, NONE, q, null, null);
       JsonObject r = Wire.ack(node, NONE, new JsonObject().put("transactionId", "bad-1").put("partitionId", pid)
@@ -173,8 +172,7 @@ class MessageDetailIT {
   @Test
   void anUnknownTransactionAMalformedPartitionIdAndAnUnknownPartitionAre404MessageNotFound() {
     String q = Wire.queue("detail-404");
-    Wire.pushOne(node, q, null, 1, "known");
-    String pid = Wire.partitionId(q, "Default");
+    String pid = Wire.pushToDefault(node, q, 1, "known");
     assertNotFound(detail(pid, "never-pushed"), "unknown txn");
     assertNotFound(detail("not-a-uuid", "known"), "malformed partition id");
     assertNotFound(detail("1-1-1-1-1", "known"), "short-form partition id");
@@ -184,8 +182,7 @@ class MessageDetailIT {
   @Test
   void aMessageWhoseCoveringSegmentWasDeletedIs404() {
     String q = Wire.queue("detail-seg-gone");
-    Wire.pushOne(node, q, null, 1, "sg-1");
-    String pid = Wire.partitionId(q, "Default");
+    String pid = Wire.pushToDefault(node, q, 1, "sg-1");
     Wire.execute("DELETE FROM queen.log_segments WHERE partition_id = '" + pid + "'");
     assertThat(Wire.count("SELECT count(*) FROM queen.log_txns WHERE partition_id = '" + pid + "'"))
         .as("precondition: the position still resolves").isEqualTo(1);
@@ -215,8 +212,7 @@ class MessageDetailIT {
   @Test
   void aCorruptSegmentBlobIs500FrameDecodeFailed() {
     String q = Wire.queue("detail-corrupt");
-    Wire.pushOne(node, q, null, 1, "cr-1");
-    String pid = Wire.partitionId(q, "Default");
+    String pid = Wire.pushToDefault(node, q, 1, "cr-1");
     Wire.execute("UPDATE queen.log_segments SET blob = '\\x00'::bytea WHERE partition_id = '" + pid + "'");
     Reply r = detail(pid, "cr-1");
     assertThat(r.status()).as("corrupt blob, txns row intact: %s", r.body()).isEqualTo(500);
@@ -226,8 +222,7 @@ class MessageDetailIT {
   @Test
   void aCorruptSegmentBlobIs500FrameDecodeFailedAlsoWhenResolvedByTheSegmentScan() {
     String q = Wire.queue("detail-corrupt-scan");
-    Wire.pushOne(node, q, null, 1, "crs-1");
-    String pid = Wire.partitionId(q, "Default");
+    String pid = Wire.pushToDefault(node, q, 1, "crs-1");
     Wire.execute("UPDATE queen.log_segments SET blob = '\\x00'::bytea WHERE partition_id = '" + pid + "'");
     Wire.execute("DELETE FROM queen.log_txns WHERE partition_id = '" + pid + "'");
     Reply r = detail(pid, "crs-1");

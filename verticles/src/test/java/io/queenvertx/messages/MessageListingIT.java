@@ -358,8 +358,7 @@ class MessageListingIT {
   void aFrameWhoseTxnsRowWasPurgedLeavesTheListingButIsStillConsumable() {
     String q = Wire.queue("list-txns-purged");
     Wire.pushOne(node, q, null, 0, "tp-old");
-    Wire.pushOne(node, q, null, 1, "tp-new");
-    String pid = Wire.partitionId(q, "Default");
+    String pid = Wire.pushToDefault(node, q, 1, "tp-new");
     Wire.execute("DELETE FROM queen.log_txns WHERE partition_id = '" + pid + "' AND base_offset = 0");
     assertThat(messagesOf("queue=" + q)).extracting(m -> m.getString("transactionId")).containsExactly("tp-new");
     assertThat(Wire.list(Wire.popSome(node, NONE, q, null, null).getJsonArray("messages")))

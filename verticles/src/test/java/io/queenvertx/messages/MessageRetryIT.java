@@ -41,10 +41,8 @@ class MessageRetryIT {
   @Test
   void aRetryOfADeadLetteredAddressMovesItAndAnswersTheSeedsVerdictFieldForField() {
     String q = Wire.queue("retry-moved");
-    Wire.retryLimitZero(node, NONE, q);
     JsonObject payload = new JsonObject().put("amount", 41);
-    Wire.deadLetter(node, q, "eu-1", payload, "order-4471", "invoicer", "boom");
-    String pid = Wire.partitionId(q, "eu-1");
+    String pid = Wire.deadLettered(node, q, "eu-1", payload, "order-4471", "invoicer", "boom");
     String dlqId = Wire.onlyDlqId(pid);
     long expectedOffset = lastOffset(pid) + 1;
 
@@ -82,8 +80,7 @@ class MessageRetryIT {
   void aRetryMovesOnlyTheNewestRowOfTheAddressAndTheOtherGroupsRowSurvives() throws Exception {
     String q = Wire.queue("retry-newest");
     Wire.retryLimitZero(node, NONE, q);
-    Wire.pushOne(node, q, null, new JsonObject().put("k", 1), "shared");
-    String pid = Wire.partitionId(q, "Default");
+    String pid = Wire.pushToDefault(node, q, new JsonObject().put("k", 1), "shared");
     Wire.failUnder(node, NONE, q, null, "shared", "older", "boom-older");
     Wire.awaitClockPastNewestDlq(pid);
     Wire.failUnder(node, NONE, q, null, "shared", "newer", "boom-newer");
@@ -109,9 +106,7 @@ class MessageRetryIT {
   void theRetryRouteIgnoresItsBodyAndAlwaysReplaysInPlace() {
     String q = Wire.queue("retry-body");
     String elsewhere = Wire.queue("retry-elsewhere");
-    Wire.retryLimitZero(node, NONE, q);
-    Wire.deadLetter(node, q, "eu-1", 1, "rb-1", null, "boom");
-    String pid = Wire.partitionId(q, "eu-1");
+    String pid = Wire.deadLettered(node, q, "eu-1", 1, "rb-1", null, "boom");
     Reply r = node.post("/api/v1/messages/" + pid + "/rb-1/retry",
         new JsonObject().put("queue", elsewhere).put("partition", "eu-9").encode());
     assertThat(r.status()).as("retry answered %s", r.body()).isEqualTo(200);
@@ -123,8 +118,7 @@ class MessageRetryIT {
   @Test
   void aRetryOfALiveMessageIs404WithTheAddressBodyAndWritesNothing() {
     String q = Wire.queue("retry-live");
-    Wire.pushOne(node, q, null, 1, "live-1");
-    String pid = Wire.partitionId(q, "Default");
+    String pid = Wire.pushToDefault(node, q, 1, "live-1");
     long frames = Wire.frames(pid);
     Reply r = retry(pid, "live-1");
     assertThat(r.status()).as("retry of a live message answered %s", r.body()).isEqualTo(404);
@@ -138,9 +132,7 @@ class MessageRetryIT {
   @Test
   void aSecondRetryAfterTheMoveIs404AndLandsNoSecondFrame() {
     String q = Wire.queue("retry-twice");
-    Wire.retryLimitZero(node, NONE, q);
-    Wire.deadLetter(node, q, null, 1, "twice", null, "boom");
-    String pid = Wire.partitionId(q, "Default");
+    String pid = Wire.deadLettered(node, q, null, 1, "twice", null, "boom");
     assertThat(retry(pid, "twice").status()).isEqualTo(200);
     long frames = Wire.frames(pid);
     Reply again = retry(pid, "twice");

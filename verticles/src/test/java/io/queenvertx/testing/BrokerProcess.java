@@ -19,8 +19,6 @@ public final class BrokerProcess implements AutoCloseable {
       "--add-exports", "java.base/jdk.internal.ref=ALL-UNNAMED", "--add-opens", "java.base/java.lang=ALL-UNNAMED",
       "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens", "java.management/sun.management=ALL-UNNAMED",
       "--add-opens", "jdk.management/com.sun.management.internal=ALL-UNNAMED");
-  private static final List<String> JVM_FLAGS =
-      java.util.stream.Stream.concat(MODULE_FLAGS.stream(), java.util.stream.Stream.of("-Xmx512m")).toList();
 
   private final Process process;
   private final int port;
@@ -38,18 +36,24 @@ public final class BrokerProcess implements AutoCloseable {
     return p;
   }
 
+  /** The command line of a broker JVM on this test classpath: this JDK, the module flags, heap {@code -Xmx<heap>}. */
+  public static List<String> command(String heap) {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.addAll(MODULE_FLAGS);
+    cmd.add("-Xmx" + heap);
+    cmd.add("-cp");
+    cmd.add(System.getProperty("java.class.path"));
+    cmd.add("io.queenvertx.boot.Main");
+    return cmd;
+  }
+
   /** Starts the process without waiting for it to serve (boot tests watch it fail or wait themselves). */
   public static BrokerProcess launch(Map<String, String> env) throws Exception {
     // a PORT that is not a number is passed on as it is (boot tests); the handle then keeps a free port of its own
     int port = env.getOrDefault("PORT", "").matches("[0-9]{1,5}") ? Integer.parseInt(env.get("PORT")) : TestNode.freePort();
     Path log = Files.createTempFile("queen-node-" + port, ".log");
-    List<String> cmd = new ArrayList<>();
-    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    cmd.addAll(JVM_FLAGS);
-    cmd.add("-cp");
-    cmd.add(System.getProperty("java.class.path"));
-    cmd.add("io.queenvertx.boot.Main");
-    var pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
+    var pb = new ProcessBuilder(command("512m")).redirectErrorStream(true).redirectOutput(log.toFile());
     pb.environment().put("PORT", Integer.toString(port));
     pb.environment().put("QUEEN_BIND_ADDR", "127.0.0.1"); // loopback only, unless the test says otherwise
     pb.environment().putAll(env);

@@ -89,6 +89,12 @@ public final class Wire {
     return pushAll(node, h, List.of(item(queue, partition, payload, txn))).getJsonObject(0);
   }
 
+  /** Pushes one message to {@code queue}'s Default partition (asserting it is queued); returns the partition id. */
+  public static String pushToDefault(TestNode node, String queue, Object payload, String txn) {
+    pushOne(node, queue, null, payload, txn);
+    return partitionId(queue, "Default");
+  }
+
   public static JsonObject pushOne(TestNode node, String queue, String partition, Object payload, String txn) {
     return pushOne(node, NONE, queue, partition, payload, txn);
   }
@@ -217,6 +223,17 @@ public final class Wire {
   public static JsonObject deadLetter(TestNode node, String queue, String partition, Object payload, String txn,
                                       String group, String error) {
     return deadLetter(node, NONE, queue, partition, payload, txn, group, error);
+  }
+
+  /**
+   * Sets {@code queue} to retryLimit 0 and dead-letters one pushed message {@code txn} there under {@code group} (null =
+   * queue mode); returns the partition id (partition null = "Default").
+   */
+  public static String deadLettered(TestNode node, String queue, String partition, Object payload, String txn,
+                                    String group, String error) {
+    retryLimitZero(node, NONE, queue);
+    deadLetter(node, queue, partition, payload, txn, group, error);
+    return partitionId(queue, partition == null ? "Default" : partition);
   }
 
   // ---- database probes (the shared test database) ------------------------------------------------------------------
