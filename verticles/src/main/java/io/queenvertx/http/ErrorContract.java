@@ -100,13 +100,17 @@ public final class ErrorContract {
 
   /**
    * The fallback behind every route (API.md §1.5): JSON 404 {@code no_such_route} under /api and /auth and for any
-   * method other than GET/HEAD; any other GET or HEAD is a client-side route of the dashboard and gets its index.html.
+   * method other than GET/HEAD or a percent-encoded path; any other GET or HEAD is a client-side route of the
+   * dashboard and gets its index.html.
    */
   public static void fallback(RoutingContext ctx) {
     String path = routedPath(ctx);
     HttpMethod m = ctx.request().method();
     boolean api = path.equals("/api") || path.startsWith("/api/") || path.equals("/auth") || path.startsWith("/auth/");
-    if (api || !(m == HttpMethod.GET || m == HttpMethod.HEAD)) {
+    // a client-side route of the dashboard is plain text: a percent-encoded path is never one, so a spelling such as
+    // /assets%2f..%2fapi/... gets the 404 rather than a page that looks like an answer
+    boolean encoded = ctx.request().path() != null && ctx.request().path().indexOf('%') >= 0;
+    if (api || encoded || !(m == HttpMethod.GET || m == HttpMethod.HEAD)) {
       send(ctx, 404, NO_SUCH_ROUTE);
     } else {
       DashboardRoutes.index(ctx);
