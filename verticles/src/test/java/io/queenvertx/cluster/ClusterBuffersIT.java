@@ -71,6 +71,9 @@ class ClusterBuffersIT {
 
   @Test
   void eachNodeListsBothSpoolsAndTheirPendingEvents() {
+    // both views of the membership hold exactly the two nodes (a member of another test has left them)
+    Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> members(a.node().vertx()) == 2
+        && members(b.node().vertx()) == 2);
     for (TestNode n : new TestNode[] {a, b}) {
       JsonObject idle = n.get("/api/v1/status/buffers").json();
       JsonArray nodes = idle.getJsonArray("nodes");
@@ -162,7 +165,8 @@ class ClusterBuffersIT {
     } finally {
       silent.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
     }
-    Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> members(a.node().vertx()) == 2);
+    Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> members(a.node().vertx()) == 2
+        && members(b.node().vertx()) == 2);
     assertThat(a.get("/api/v1/status/buffers").json().getInteger("unreachableNodes")).isZero();
   }
 }
