@@ -12,7 +12,7 @@ vertx=$(sed -n 's:.*<vertx.version>\(.*\)</vertx.version>.*:\1:p' "$root/pom.xml
 [ -n "$version" ] && [ -n "$vertx" ] || { echo "check.sh: cannot read the versions from $root/pom.xml" >&2; exit 1; }
 
 if [ "${QUEEN_SKIP_INSTALL:-}" != 1 ]; then
-  (cd "$root" && mvn -B -ntp -q -pl shared-codec -am install -DskipTests)
+  (cd "$root" && mvn -B -ntp -q -Dstyle.color=never -pl shared-codec -am install -DskipTests)
 fi
 
 rm -rf "$work" && mkdir -p "$work/src/main/java/example"
@@ -95,5 +95,5 @@ cat > "$work/pom.xml" <<POM
 </project>
 POM
 
-(cd "$work" && mvn -B -ntp -q compile)
+(cd "$work" && mvn -B -ntp -q -Dstyle.color=never compile)
 echo "check.sh: the README's event-bus example compiles against io.queenvertx:shared-codec:$version"
