@@ -46,7 +46,7 @@ public record Config(
     TracesSettings traces,
     StatsSettings stats) {
 
-  public static final String VERSION = "0.1.0";
+  public static final String VERSION = "0.2.0";
 
   /**
    * Where a PostgreSQL is: from {@code PG_*} ({@link PostgresSettings}), or the node's embedded one

@@ -3,7 +3,8 @@ package io.queenvertx.bus;
 /**
  * Every event-bus address of a node, in one place. Requests are served by {@code localConsumer}s on the node that
  * received them; only the announcements ({@link #LANDED}, {@link #QUEUE_CHANGED}, {@link #MAINTENANCE_CHANGED},
- * {@link #WEBHOOK_CHANGED}) are published cluster-wide.
+ * {@link #WEBHOOK_CHANGED}) are published cluster-wide, and the per-node spool status ({@link #NODE_BUFFERS_PREFIX}) is
+ * the one request a peer sends across the cluster.
  */
 public final class Addresses {
   private Addresses() {}
@@ -41,6 +42,11 @@ public final class Addresses {
   public static final String DECODE = "queen.decoder.decode";
   /** DLQ mover: a {@code DlqMoveCommand}, replied with the verdict. */
   public static final String DLQ_MOVE = "queen.dlq.move";
+  /**
+   * Prefix of the clustered per-node spool status address: {@code queen.node.<Vert.x cluster node id>.buffers}, answered
+   * by every HTTP verticle of that node with its {@code status/buffers} entry. The only request address a peer node calls.
+   */
+  public static final String NODE_BUFFERS_PREFIX = "queen.node.";
   /** stats flusher: flush this node's counters now, replied with {@code {"flushedNodeRows":n,"flushedQueueRows":m}}. */
   public static final String STATS_FLUSH = "queen.stats.flush";
 
