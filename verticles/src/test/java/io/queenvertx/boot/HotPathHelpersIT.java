@@ -2,13 +2,8 @@ package io.queenvertx.boot;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.queenvertx.testing.TestDatabase;
-import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.SQLException;
-import java.util.ArrayList;
-import java.util.List;
-import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -62,29 +57,18 @@ class HotPathHelpersIT {
           LIMIT 1) r ON true""";
 
   private static final String DEFAULT_TENANT = "00000000-0000-0000-0000-000000000001";
-  private static Connection c;
+  @AutoClose private static SqlSession c;
 
   @BeforeAll
   static void schema() throws Exception {
-    Config.Database db = TestDatabase.get().fresh();
-    Migrations.apply(db);
-    var props = new java.util.Properties();
-    props.setProperty("user", db.user());
-    props.setProperty("password", db.password());
-    props.setProperty("preferQueryMode", "simple"); // EXPLAIN (GENERIC_PLAN) takes $n in its text
-    c = DriverManager.getConnection(Migrations.jdbcUrl(db), props);
-  }
-
-  @AfterAll
-  static void close() throws SQLException {
-    c.close();
+    c = SqlSession.fresh();
   }
 
   @Test
   void popCandidatesPlanAsIfWrittenOut() throws SQLException {
     assertSamePlan(FLOOR_CALL, FLOOR_INLINE);
     assertSamePlan(PIVOT_CALL, PIVOT_INLINE);
-    assertThat(plan(PIVOT_CALL)).as("the pivot walk is an index range of the queue's partitions by id")
+    assertThat(c.plan(PIVOT_CALL)).as("the pivot walk is an index range of the queue's partitions by id")
         .contains("Index Cond: ((queue_id = $1) AND (id >= $4))");
   }
 
@@ -95,32 +79,18 @@ class HotPathHelpersIT {
 
   @Test
   void lookupAnswersTheTenantsPartitionAndSkipsKnownIds() throws SQLException {
-    String pid = rows("SELECT queen._log_ensure_partition('" + DEFAULT_TENANT + "', 'helpers-q', 'Default')").get(0);
-    assertThat(rows("SELECT pid FROM queen._log_partition_lookup(NULL, 'helpers-q', NULL, NULL)")).containsExactly(pid);
-    assertThat(rows("SELECT pid FROM queen._log_partition_lookup('00000000-0000-0000-0000-0000000000aa', 'helpers-q',"
-        + " NULL, NULL)")).as("another tenant's queue of the same name").isEmpty();
-    assertThat(rows("SELECT pid FROM queen._log_partition_lookup(NULL, 'helpers-q', NULL, '" + pid + "')"))
+    String pid = c.text("SELECT queen._log_ensure_partition('" + DEFAULT_TENANT + "', 'helpers-q', 'Default')");
+    assertThat(c.rows("SELECT pid FROM queen._log_partition_lookup(NULL, 'helpers-q', NULL, NULL)"))
+        .containsExactly(pid);
+    assertThat(c.rows("SELECT pid FROM queen._log_partition_lookup('00000000-0000-0000-0000-0000000000aa', "
+        + "'helpers-q', NULL, NULL)")).as("another tenant's queue of the same name").isEmpty();
+    assertThat(c.rows("SELECT pid FROM queen._log_partition_lookup(NULL, 'helpers-q', NULL, '" + pid + "')"))
         .as("a known id needs no probe").isEmpty();
   }
 
   private static void assertSamePlan(String call, String inline) throws SQLException {
-    String viaHelper = plan(call);
+    String viaHelper = c.plan(call);
     assertThat(viaHelper).as(viaHelper).doesNotContain("Function Scan on _log_");
-    assertThat(viaHelper).isEqualTo(plan(inline));
-  }
-
-  private static String plan(String sql) throws SQLException {
-    try (var st = c.createStatement()) {
-      st.execute("SET enable_seqscan = off"); // the tables are empty: ask for the index plan the hot path gets
-    }
-    return String.join("\n", rows("EXPLAIN (GENERIC_PLAN, COSTS OFF) " + sql));
-  }
-
-  private static List<String> rows(String sql) throws SQLException {
-    List<String> out = new ArrayList<>();
-    try (var st = c.createStatement(); var rs = st.executeQuery(sql)) {
-      while (rs.next()) out.add(rs.getString(1));
-    }
-    return out;
+    assertThat(viaHelper).isEqualTo(c.plan(inline));
   }
 }
