@@ -391,7 +391,8 @@ BEGIN
         FOR UPDATE SKIP LOCKED;
         EXIT WHEN FOUND;
         IF v_created THEN
-            RETURN;                                   -- created just now, and already taken by a concurrent pop
+            RETURN;                                   -- taken by a concurrent pop right after we created it, or
+                                                      -- the partition is gone (nothing was created)
         END IF;
         PERFORM 1 FROM queen.log_consumers c WHERE c.partition_id = p_pid AND c.consumer_group = p_group;
         IF FOUND THEN
