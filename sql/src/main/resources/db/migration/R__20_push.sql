@@ -6,6 +6,7 @@
 --   log_push               one segment (transactions, DLQ moves)
 --   _log_push_into         the per-segment allocator of the slow path, of log_push and of DLQ moves
 --   _log_check_encryption  plaintext never lands on an encrypted queue (also called by transactions)
+--   _log_partition_lookup  log_push_multi's name-to-partition probe (inlined)
 --   log_segment_at         the covering segment of an offset (also the decoder's segment fetch)
 --   log_dedup_head         where a dedup-cache warm-up starts (DedupReader)
 --   log_dedup_txns         a page of a partition's log_txns rows, for the dedup cache (DedupReader)
@@ -170,6 +171,22 @@ BEGIN
 END;
 $$;
 
+-- The partition id of (tenant, queue, partition name) by the unique keys of queues and log_partitions, or no row;
+-- no probe at all when p_known is not NULL (the caller already knows the id). NULL tenant and NULL partition name mean
+-- the default tenant and 'Default'. Plain SQL, STABLE, no SET clause: log_push_multi's LATERAL joins inline it, so it
+-- stays the same LIMIT 1 probe per element (skipped per element when p_known is set) as if it were written out.
+CREATE OR REPLACE FUNCTION queen._log_partition_lookup(p_tenant uuid, p_queue text, p_partition text, p_known uuid)
+RETURNS TABLE (pid uuid)
+LANGUAGE sql STABLE
+AS $$
+    SELECT p.id
+    FROM queen.queues q
+    JOIN queen.log_partitions p ON p.queue_id = q.id AND p.name = COALESCE(p_partition, 'Default')
+    WHERE p_known IS NULL
+      AND q.tenant_id = COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001') AND q.name = p_queue
+    LIMIT 1
+$$;
+
 -- Push many segments in one transaction (ENGINE §3.5), with the broker's dedup promise (ENGINE §3.3 "verified", §3.6
 -- "broker dedup cache"). One result row per element, in input order. Provisioning sorted by unique key; every target
 -- partition locked up front in ascending id order; the same partition may appear twice (offsets stay dense).
@@ -256,13 +273,7 @@ BEGIN
     INTO v_pids, v_missing
     FROM unnest(p_tenants, p_queues, p_partitions,
                 COALESCE(p_hints, array_fill(NULL::uuid, ARRAY[v_n]))) WITH ORDINALITY AS u(t, qn, pn, hint, ord)
-    LEFT JOIN LATERAL (
-        SELECT p.id AS pid
-        FROM queen.queues q
-        JOIN queen.log_partitions p ON p.queue_id = q.id AND p.name = COALESCE(u.pn, 'Default')
-        WHERE u.hint IS NULL
-          AND q.tenant_id = COALESCE(u.t, '00000000-0000-0000-0000-000000000001') AND q.name = u.qn
-        LIMIT 1) r ON true;
+    LEFT JOIN LATERAL queen._log_partition_lookup(u.t, u.qn, u.pn, u.hint) r ON true;
 
     IF v_missing THEN
         INSERT INTO queen.queues (tenant_id, name, namespace, task)
@@ -283,13 +294,7 @@ BEGIN
 
         SELECT array_agg(COALESCE(u.pid, r.pid) ORDER BY u.ord) INTO v_pids
         FROM unnest(p_tenants, p_queues, p_partitions, v_pids) WITH ORDINALITY AS u(t, qn, pn, pid, ord)
-        LEFT JOIN LATERAL (
-            SELECT p.id AS pid
-            FROM queen.queues q
-            JOIN queen.log_partitions p ON p.queue_id = q.id AND p.name = COALESCE(u.pn, 'Default')
-            WHERE u.pid IS NULL
-              AND q.tenant_id = COALESCE(u.t, '00000000-0000-0000-0000-000000000001') AND q.name = u.qn
-            LIMIT 1) r ON true;
+        LEFT JOIN LATERAL queen._log_partition_lookup(u.t, u.qn, u.pn, u.pid) r ON true;
         IF array_position(v_pids, NULL) IS NOT NULL THEN
             RAISE EXCEPTION 'QMULTI unresolved segment % (queue/partition missing after provisioning)',
                 array_position(v_pids, NULL) - 1;

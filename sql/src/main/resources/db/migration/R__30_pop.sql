@@ -3,7 +3,9 @@
 -- A repeatable migration: the rules for editing it are at the top of R__10_common.sql.
 --
 --   log_pop           the broker's pop (ConsumerVerticle): claims partitions, returns the slices to deliver
+--   _log_pop_candidates  the partitions a group could be handed now (inlined into log_pop's candidate queries)
 --   _log_pop_claim    claims one (partition, group) and computes its slices
+--   _log_cursor_start    where a new cursor starts under a subscription mode (also consumer_group_seek's)
 --   log_renew_lease   extends a worker's live leases
 --
 -- What one pop reads does not grow with the partition's backlog (PopCostIT counts the rows one pop fetches):
@@ -25,6 +27,46 @@
 -- flush was a large part of an idle pop's latency (a parked long poll woken by a push answers a fsync later) and kept
 -- a busy pop path waiting on the disk.
 -- =====================================================================================================================
+
+-- Where a new cursor of a group starts (the committed offset: the group receives everything after it) under the
+-- subscription mode p_mode: 'new' -> the partition's last offset (only what is pushed from now on); 'timestamp' -> just
+-- before the first retained segment created at or after p_ts, else the last offset (a NULL p_ts finds no segment);
+-- anything else ('all') -> just before the retained start. Used when a pop seeds cursors (log_pop's first contact of a
+-- (queue, group), _log_pop_claim's missing row) and by consumer_group_seek (R__72). Never on the steady pop path.
+CREATE OR REPLACE FUNCTION queen._log_cursor_start(p_pid uuid, p_log_start bigint, p_last bigint, p_mode text,
+                                                   p_ts timestamptz)
+RETURNS bigint
+LANGUAGE sql STABLE
+AS $$
+    SELECT CASE p_mode
+               WHEN 'new' THEN p_last
+               WHEN 'timestamp' THEN COALESCE((SELECT s.base_offset - 1 FROM queen.log_segments s
+                                               WHERE s.partition_id = p_pid AND s.base_offset >= p_log_start
+                                                 AND s.created_at >= p_ts
+                                               ORDER BY s.base_offset LIMIT 1), p_last)
+               ELSE GREATEST(p_log_start - 1, -1) END
+$$;
+
+-- The partitions of a queue a group could be handed now: something past the group's cursor (or no cursor yet) and no
+-- live lease of the group. The cursor probe is a LATERAL ... LIMIT 1 (not pulled up) so it stays a per-row PK lookup and
+-- the planner cannot turn it into a merge/hash join over every cursor of the group. Plain SQL, STABLE, no SET clause,
+-- no ORDER BY or LIMIT: log_pop's candidate queries inline it and pull it up, so their own filters (id range from the
+-- pivot, last_write_at floor), order and LIMIT apply to the partition scan itself, as if the query were written out.
+CREATE OR REPLACE FUNCTION queen._log_pop_candidates(p_queue uuid, p_group text, p_now timestamptz)
+RETURNS TABLE (id uuid, name text, last_write_at timestamptz)
+LANGUAGE sql STABLE
+AS $$
+    SELECT p.id, p.name, p.last_write_at
+    FROM queen.log_partitions p
+    LEFT JOIN LATERAL (
+        SELECT c0.partition_id, c0.committed, c0.worker_id, c0.lease_expires_at
+        FROM queen.log_consumers c0
+        WHERE c0.partition_id = p.id AND c0.consumer_group = p_group
+        LIMIT 1) c ON true
+    WHERE p.queue_id = p_queue
+      AND (c.partition_id IS NULL OR p.last_offset > c.committed)
+      AND (c.worker_id IS NULL OR c.lease_expires_at IS NULL OR c.lease_expires_at < p_now)
+$$;
 
 -- Pop (ENGINE §4.2-§4.3). One row per delivered segment slice; partitions in claim order, slices in offset order.
 --   p_queue NULL        -> discovery across the tenant's queues by p_namespace / p_task (non-null ones must match).
@@ -167,29 +209,11 @@ BEGIN
             ON CONFLICT DO NOTHING;
             GET DIAGNOSTICS v_inserted = ROW_COUNT;
             IF v_inserted > 0 THEN
-                IF v_mode = 'new' THEN
-                    INSERT INTO queen.log_consumers (partition_id, consumer_group, committed)
-                    SELECT p.id, v_group, p.last_offset
-                    FROM queen.log_partitions p WHERE p.queue_id = v_q.id
-                    ORDER BY p.id
-                    ON CONFLICT (partition_id, consumer_group) DO NOTHING;
-                ELSIF v_mode = 'timestamp' THEN
-                    INSERT INTO queen.log_consumers (partition_id, consumer_group, committed)
-                    SELECT p.id, v_group,
-                           COALESCE((SELECT s.base_offset - 1 FROM queen.log_segments s
-                                     WHERE s.partition_id = p.id AND s.base_offset >= p.log_start
-                                       AND s.created_at >= v_mode_ts
-                                     ORDER BY s.base_offset LIMIT 1), p.last_offset)
-                    FROM queen.log_partitions p WHERE p.queue_id = v_q.id
-                    ORDER BY p.id
-                    ON CONFLICT (partition_id, consumer_group) DO NOTHING;
-                ELSE
-                    INSERT INTO queen.log_consumers (partition_id, consumer_group, committed)
-                    SELECT p.id, v_group, GREATEST(p.log_start - 1, -1)
-                    FROM queen.log_partitions p WHERE p.queue_id = v_q.id
-                    ORDER BY p.id
-                    ON CONFLICT (partition_id, consumer_group) DO NOTHING;
-                END IF;
+                INSERT INTO queen.log_consumers (partition_id, consumer_group, committed)
+                SELECT p.id, v_group, queen._log_cursor_start(p.id, p.log_start, p.last_offset, v_mode, v_mode_ts)
+                FROM queen.log_partitions p WHERE p.queue_id = v_q.id
+                ORDER BY p.id
+                ON CONFLICT (partition_id, consumer_group) DO NOTHING;
             END IF;
             SELECT m.subscription_mode, m.subscription_timestamp INTO v_seed_mode, v_seed_ts
             FROM queen.consumer_groups_metadata m
@@ -225,51 +249,27 @@ BEGIN
                 -- The group found this queue empty at v_floor: only partitions written since (2 min slack for the
                 -- once-per-second last_write_at quantisation and in-flight pushes) can hold anything new.
                 OPEN v_cur FOR
-                    SELECT p.id, p.name
-                    FROM queen.log_partitions p
-                    LEFT JOIN LATERAL (
-                        SELECT c0.partition_id, c0.committed, c0.worker_id, c0.lease_expires_at
-                        FROM queen.log_consumers c0
-                        WHERE c0.partition_id = p.id AND c0.consumer_group = v_group
-                        LIMIT 1) c ON true
-                    WHERE p.queue_id = v_q.id
-                      AND p.last_write_at >= v_floor - interval '2 minutes'
-                      AND (c.partition_id IS NULL OR p.last_offset > c.committed)
-                      AND (c.worker_id IS NULL OR c.lease_expires_at IS NULL OR c.lease_expires_at < v_now)
+                    SELECT k.id, k.name
+                    FROM queen._log_pop_candidates(v_q.id, v_group, v_now) k
+                    WHERE k.last_write_at >= v_floor - interval '2 minutes'
                     ORDER BY random()
                     LIMIT v_cap;
             ELSE
                 -- No floor: walk the queue's partitions by id from a random pivot (wrapping around). Both halves
                 -- stop at the LIMIT, so a deep backlog over many partitions costs O(candidates), not O(partitions).
-                -- The cursor probe is a LATERAL ... LIMIT 1 (not pulled up) so it stays a per-row PK lookup and the
-                -- planner cannot turn it into a merge/hash join over every cursor of the group.
                 v_pivot := gen_random_uuid();
                 OPEN v_cur FOR
                     SELECT x.id, x.name FROM (
-                        (SELECT p.id, p.name, 0 AS half
-                         FROM queen.log_partitions p
-                         LEFT JOIN LATERAL (
-                             SELECT c0.partition_id, c0.committed, c0.worker_id, c0.lease_expires_at
-                             FROM queen.log_consumers c0
-                             WHERE c0.partition_id = p.id AND c0.consumer_group = v_group
-                             LIMIT 1) c ON true
-                         WHERE p.queue_id = v_q.id AND p.id >= v_pivot
-                           AND (c.partition_id IS NULL OR p.last_offset > c.committed)
-                           AND (c.worker_id IS NULL OR c.lease_expires_at IS NULL OR c.lease_expires_at < v_now)
-                         ORDER BY p.id
+                        (SELECT k.id, k.name, 0 AS half
+                         FROM queen._log_pop_candidates(v_q.id, v_group, v_now) k
+                         WHERE k.id >= v_pivot
+                         ORDER BY k.id
                          LIMIT v_cap)
                         UNION ALL
-                        (SELECT p.id, p.name, 1 AS half
-                         FROM queen.log_partitions p
-                         LEFT JOIN LATERAL (
-                             SELECT c0.partition_id, c0.committed, c0.worker_id, c0.lease_expires_at
-                             FROM queen.log_consumers c0
-                             WHERE c0.partition_id = p.id AND c0.consumer_group = v_group
-                             LIMIT 1) c ON true
-                         WHERE p.queue_id = v_q.id AND p.id < v_pivot
-                           AND (c.partition_id IS NULL OR p.last_offset > c.committed)
-                           AND (c.worker_id IS NULL OR c.lease_expires_at IS NULL OR c.lease_expires_at < v_now)
-                         ORDER BY p.id
+                        (SELECT k.id, k.name, 1 AS half
+                         FROM queen._log_pop_candidates(v_q.id, v_group, v_now) k
+                         WHERE k.id < v_pivot
+                         ORDER BY k.id
                          LIMIT v_cap)
                     ) x
                     ORDER BY x.half, x.id
@@ -359,8 +359,7 @@ AS $$
 DECLARE
     v_c         record;
     v_last      bigint;
-    v_logstart  bigint;
-    v_seed      bigint;
+    v_created   boolean := false;
     v_newest    timestamptz;
     v_deadline  timestamptz;
     v_wanted    bigint;
@@ -383,13 +382,18 @@ BEGIN
         END IF;
     END IF;
 
-    SELECT c.committed, c.attempt_offset, c.attempt_count INTO v_c
-    FROM queen.log_consumers c
-    WHERE c.partition_id = p_pid AND c.consumer_group = p_group
-      AND (c.worker_id IS NULL OR c.lease_expires_at IS NULL OR c.lease_expires_at < p_now)
-    FOR UPDATE SKIP LOCKED;
-
-    IF NOT FOUND THEN
+    -- Claim the cursor row. A missing one is created once (seeded by p_seed_mode) and claimed again.
+    LOOP
+        SELECT c.committed, c.attempt_offset, c.attempt_count INTO v_c
+        FROM queen.log_consumers c
+        WHERE c.partition_id = p_pid AND c.consumer_group = p_group
+          AND (c.worker_id IS NULL OR c.lease_expires_at IS NULL OR c.lease_expires_at < p_now)
+        FOR UPDATE SKIP LOCKED;
+        EXIT WHEN FOUND;
+        IF v_created THEN
+            RETURN;                                   -- taken by a concurrent pop right after we created it, or
+                                                      -- the partition is gone (nothing was created)
+        END IF;
         PERFORM 1 FROM queen.log_consumers c WHERE c.partition_id = p_pid AND c.consumer_group = p_group;
         IF FOUND THEN
             RETURN;                                   -- leased or locked by a concurrent pop: skip, never wait
@@ -397,34 +401,12 @@ BEGIN
         IF NOT pg_try_advisory_xact_lock(hashtextextended(p_pid::text || '/' || p_group, 42)) THEN
             RETURN;                                   -- somebody else is creating this cursor right now
         END IF;
-        SELECT p.last_offset, p.log_start INTO v_last, v_logstart FROM queen.log_partitions p WHERE p.id = p_pid;
-        IF NOT FOUND THEN
-            RETURN;
-        END IF;
-        IF p_seed_mode = 'new' THEN
-            v_seed := v_last;
-        ELSIF p_seed_mode = 'timestamp' AND p_seed_ts IS NOT NULL THEN
-            SELECT s.base_offset - 1 INTO v_seed
-            FROM queen.log_segments s
-            WHERE s.partition_id = p_pid AND s.base_offset >= v_logstart AND s.created_at >= p_seed_ts
-            ORDER BY s.base_offset LIMIT 1;
-            v_seed := COALESCE(v_seed, v_last);
-        ELSE
-            v_seed := GREATEST(v_logstart - 1, -1);
-        END IF;
         INSERT INTO queen.log_consumers (partition_id, consumer_group, committed)
-        VALUES (p_pid, p_group, v_seed)
+        SELECT p.id, p_group, queen._log_cursor_start(p.id, p.log_start, p.last_offset, p_seed_mode, p_seed_ts)
+        FROM queen.log_partitions p WHERE p.id = p_pid
         ON CONFLICT (partition_id, consumer_group) DO NOTHING;
-
-        SELECT c.committed, c.attempt_offset, c.attempt_count INTO v_c
-        FROM queen.log_consumers c
-        WHERE c.partition_id = p_pid AND c.consumer_group = p_group
-          AND (c.worker_id IS NULL OR c.lease_expires_at IS NULL OR c.lease_expires_at < p_now)
-        FOR UPDATE SKIP LOCKED;
-        IF NOT FOUND THEN
-            RETURN;
-        END IF;
-    END IF;
+        v_created := true;
+    END LOOP;
 
     SELECT p.last_offset INTO v_last FROM queen.log_partitions p WHERE p.id = p_pid;
     IF v_last IS NULL OR v_last <= v_c.committed THEN

@@ -47,6 +47,7 @@ DECLARE
     v_q       queen.queues;
     v_created boolean := false;
     v_fresh   boolean;
+    v_e       jsonb;
     v_n       integer;
 BEGIN
     IF p_queue IS NULL THEN
@@ -70,68 +71,37 @@ BEGIN
     v_fresh := v_created OR v_mode = 'replace';
 
     -- For each key: present -> the value (JSON null -> default); absent -> default when fresh, else the stored value.
-    v_q.namespace := CASE WHEN v_o ? 'namespace' THEN COALESCE(v_o->>'namespace', '')
-                          WHEN v_fresh THEN '' ELSE v_q.namespace END;
-    v_q.task := CASE WHEN v_o ? 'task' THEN COALESCE(v_o->>'task', '')
-                     WHEN v_fresh THEN '' ELSE v_q.task END;
-    v_q.priority := CASE WHEN v_o ? 'priority' THEN COALESCE((v_o->>'priority')::integer, 0)
-                         WHEN v_fresh THEN 0 ELSE v_q.priority END;
-    v_q.lease_time := CASE WHEN v_o ? 'leaseTime' THEN COALESCE((v_o->>'leaseTime')::integer, 300)
-                           WHEN v_fresh THEN 300 ELSE v_q.lease_time END;
-    v_q.retry_limit := CASE WHEN v_o ? 'retryLimit' THEN COALESCE((v_o->>'retryLimit')::integer, 3)
-                            WHEN v_fresh THEN 3 ELSE v_q.retry_limit END;
-    v_q.retry_delay := CASE WHEN v_o ? 'retryDelay' THEN COALESCE((v_o->>'retryDelay')::integer, 1000)
-                            WHEN v_fresh THEN 1000 ELSE v_q.retry_delay END;
-    v_q.max_queue_size := CASE WHEN v_o ? 'maxSize' THEN COALESCE((v_o->>'maxSize')::integer, 0)
-                               WHEN v_fresh THEN 0 ELSE v_q.max_queue_size END;
-    v_q.ttl := CASE WHEN v_o ? 'ttl' THEN COALESCE((v_o->>'ttl')::integer, 3600)
-                    WHEN v_fresh THEN 3600 ELSE v_q.ttl END;
-    v_q.dead_letter_queue := CASE WHEN v_o ? 'deadLetterQueue' THEN COALESCE((v_o->>'deadLetterQueue')::boolean, true)
-                                  WHEN v_fresh THEN true ELSE v_q.dead_letter_queue END;
-    v_q.dlq_after_max_retries := CASE WHEN v_o ? 'dlqAfterMaxRetries'
-                                      THEN COALESCE((v_o->>'dlqAfterMaxRetries')::boolean, true)
-                                      WHEN v_fresh THEN true ELSE v_q.dlq_after_max_retries END;
-    v_q.delayed_processing := CASE WHEN v_o ? 'delayedProcessing' THEN COALESCE((v_o->>'delayedProcessing')::integer, 0)
-                                   WHEN v_fresh THEN 0 ELSE v_q.delayed_processing END;
-    v_q.window_buffer := CASE WHEN v_o ? 'windowBuffer' THEN COALESCE((v_o->>'windowBuffer')::integer, 0)
-                              WHEN v_fresh THEN 0 ELSE v_q.window_buffer END;
-    v_q.retention_enabled := CASE WHEN v_o ? 'retentionEnabled' THEN COALESCE((v_o->>'retentionEnabled')::boolean, false)
-                                  WHEN v_fresh THEN false ELSE v_q.retention_enabled END;
-    v_q.retention_seconds := CASE WHEN v_o ? 'retentionSeconds' THEN COALESCE((v_o->>'retentionSeconds')::integer, 0)
-                                  WHEN v_fresh THEN 0 ELSE v_q.retention_seconds END;
-    v_q.completed_retention_seconds := CASE WHEN v_o ? 'completedRetentionSeconds'
-                                            THEN COALESCE((v_o->>'completedRetentionSeconds')::integer, 0)
-                                            WHEN v_fresh THEN 0 ELSE v_q.completed_retention_seconds END;
-    v_q.encryption_enabled := CASE WHEN v_o ? 'encryptionEnabled' THEN COALESCE((v_o->>'encryptionEnabled')::boolean, false)
-                                   WHEN v_fresh THEN false ELSE v_q.encryption_enabled END;
-    v_q.max_wait_time_seconds := CASE WHEN v_o ? 'maxWaitTimeSeconds'
-                                      THEN COALESCE((v_o->>'maxWaitTimeSeconds')::integer, 0)
-                                      WHEN v_fresh THEN 0 ELSE v_q.max_wait_time_seconds END;
-    v_q.min_pop_wait_time := LEAST(GREATEST(
-                                 CASE WHEN v_o ? 'minPopWaitTime' THEN COALESCE((v_o->>'minPopWaitTime')::integer, 0)
-                                      WHEN v_fresh THEN 0 ELSE v_q.min_pop_wait_time END, 0), 60000);
-    v_q.dedup_window_seconds := GREATEST(
-                                 CASE WHEN v_o ? 'dedupWindowSeconds'
-                                      THEN COALESCE((v_o->>'dedupWindowSeconds')::integer, 3600)
-                                      WHEN v_fresh THEN 3600 ELSE v_q.dedup_window_seconds END, 0);
-    v_q.retention_sink_hold := CASE WHEN v_o ? 'retentionSinkHold' THEN COALESCE(v_o->>'retentionSinkHold', '')
-                                    WHEN v_fresh THEN '' ELSE v_q.retention_sink_hold END;
-    v_q.retention_sink_hold_max_seconds := CASE WHEN v_o ? 'retentionSinkHoldMaxSeconds'
-                                                THEN COALESCE((v_o->>'retentionSinkHoldMaxSeconds')::integer, 604800)
-                                                WHEN v_fresh THEN 604800 ELSE v_q.retention_sink_hold_max_seconds END;
+    -- So the effective options are the defaults, overlaid by the stored values (unless fresh) of the keys not given,
+    -- overlaid by the given non-null values. Each value is cast as it is written, so a bad one raises.
+    v_e := '{"namespace": "", "task": "", "priority": 0, "leaseTime": 300, "retryLimit": 3, "retryDelay": 1000,
+             "maxSize": 0, "ttl": 3600, "deadLetterQueue": true, "dlqAfterMaxRetries": true, "delayedProcessing": 0,
+             "windowBuffer": 0, "retentionEnabled": false, "retentionSeconds": 0, "completedRetentionSeconds": 0,
+             "encryptionEnabled": false, "maxWaitTimeSeconds": 0, "minPopWaitTime": 0, "dedupWindowSeconds": 3600,
+             "retentionSinkHold": "", "retentionSinkHoldMaxSeconds": 604800}'::jsonb
+           || CASE WHEN v_fresh THEN '{}'::jsonb
+                   ELSE (jsonb_build_object('namespace', v_q.namespace, 'task', v_q.task) || queen._log_queue_options(v_q))
+                        - ARRAY(SELECT jsonb_object_keys(v_o)) END
+           || jsonb_strip_nulls(v_o);
 
     UPDATE queen.queues q SET
-        namespace = v_q.namespace, task = v_q.task, priority = v_q.priority, lease_time = v_q.lease_time,
-        retry_limit = v_q.retry_limit, retry_delay = v_q.retry_delay, max_queue_size = v_q.max_queue_size,
-        ttl = v_q.ttl, dead_letter_queue = v_q.dead_letter_queue, dlq_after_max_retries = v_q.dlq_after_max_retries,
-        delayed_processing = v_q.delayed_processing, window_buffer = v_q.window_buffer,
-        retention_enabled = v_q.retention_enabled, retention_seconds = v_q.retention_seconds,
-        completed_retention_seconds = v_q.completed_retention_seconds, encryption_enabled = v_q.encryption_enabled,
-        max_wait_time_seconds = v_q.max_wait_time_seconds, min_pop_wait_time = v_q.min_pop_wait_time,
-        dedup_window_seconds = v_q.dedup_window_seconds, retention_sink_hold = v_q.retention_sink_hold,
-        retention_sink_hold_max_seconds = v_q.retention_sink_hold_max_seconds,
+        namespace = v_e->>'namespace', task = v_e->>'task', priority = (v_e->>'priority')::integer,
+        lease_time = (v_e->>'leaseTime')::integer, retry_limit = (v_e->>'retryLimit')::integer,
+        retry_delay = (v_e->>'retryDelay')::integer, max_queue_size = (v_e->>'maxSize')::integer,
+        ttl = (v_e->>'ttl')::integer, dead_letter_queue = (v_e->>'deadLetterQueue')::boolean,
+        dlq_after_max_retries = (v_e->>'dlqAfterMaxRetries')::boolean,
+        delayed_processing = (v_e->>'delayedProcessing')::integer, window_buffer = (v_e->>'windowBuffer')::integer,
+        retention_enabled = (v_e->>'retentionEnabled')::boolean,
+        retention_seconds = (v_e->>'retentionSeconds')::integer,
+        completed_retention_seconds = (v_e->>'completedRetentionSeconds')::integer,
+        encryption_enabled = (v_e->>'encryptionEnabled')::boolean,
+        max_wait_time_seconds = (v_e->>'maxWaitTimeSeconds')::integer,
+        min_pop_wait_time = LEAST(GREATEST((v_e->>'minPopWaitTime')::integer, 0), 60000),
+        dedup_window_seconds = GREATEST((v_e->>'dedupWindowSeconds')::integer, 0),
+        retention_sink_hold = v_e->>'retentionSinkHold',
+        retention_sink_hold_max_seconds = (v_e->>'retentionSinkHoldMaxSeconds')::integer,
         updated_at = now()
-    WHERE q.id = v_q.id;
+    WHERE q.id = v_q.id
+    RETURNING * INTO v_q;
 
     RETURN jsonb_build_object(
         'configured', true,
@@ -143,6 +113,15 @@ BEGIN
         'storage', 'segments',
         'options', queen._log_queue_options(v_q));
 END;
+$$;
+
+-- A partition's identity in the resource and status documents (get_queue, status_queue in R__90):
+-- {"id","name","createdAt"}. Plain SQL: inlined.
+CREATE OR REPLACE FUNCTION queen._log_partition_ref(p_id uuid, p_name text, p_created timestamptz)
+RETURNS jsonb
+LANGUAGE sql STABLE
+AS $$
+    SELECT jsonb_build_object('id', p_id, 'name', p_name, 'createdAt', queen._log_ts(p_created))
 $$;
 
 -- Per-partition stats over the queue-mode cursor (offset arithmetic; total = pending + processing + completed over the
@@ -216,10 +195,7 @@ BEGIN
         RETURN jsonb_build_object('error', 'Queue not found');
     END IF;
 
-    SELECT COALESCE(jsonb_agg(jsonb_build_object(
-               'id', s.pid,
-               'name', s.pname,
-               'createdAt', queen._log_ts(s.pcreated),
+    SELECT COALESCE(jsonb_agg(queen._log_partition_ref(s.pid, s.pname, s.pcreated) || jsonb_build_object(
                'stats', jsonb_build_object('total', s.total, 'pending', s.pending, 'processing', s.processing,
                                            'completed', s.completed, 'failed', NULL, 'deadLetter', s.dead_letter),
                'oldestMessage', queen._log_ts(s.oldest),

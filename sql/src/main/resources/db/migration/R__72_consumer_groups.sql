@@ -141,16 +141,8 @@ BEGIN
         WHERE p.queue_id = v_qid AND (p_partition IS NULL OR p.name = p_partition)
         ORDER BY p.id
     LOOP
-        IF v_to_end THEN
-            v_committed := v_p.last_offset;
-        ELSE
-            SELECT s.base_offset - 1 INTO v_committed
-            FROM queen.log_segments s
-            WHERE s.partition_id = v_p.id AND s.base_offset >= v_p.log_start AND s.created_at >= p_ts
-            ORDER BY s.base_offset
-            LIMIT 1;
-            v_committed := COALESCE(v_committed, v_p.last_offset);
-        END IF;
+        v_committed := queen._log_cursor_start(v_p.id, v_p.log_start, v_p.last_offset,
+                                               CASE WHEN v_to_end THEN 'new' ELSE 'timestamp' END, p_ts);
         INSERT INTO queen.log_consumers AS c (partition_id, consumer_group, committed)
         VALUES (v_p.id, p_group, v_committed)
         ON CONFLICT (partition_id, consumer_group) DO UPDATE SET

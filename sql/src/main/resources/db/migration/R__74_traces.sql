@@ -145,17 +145,14 @@ $$;
 -- first; returns how many. The caller repeats while a full batch came back.
 CREATE OR REPLACE FUNCTION queen.traces_purge(p_days integer, p_batch integer)
 RETURNS integer
-LANGUAGE plpgsql
+LANGUAGE sql
 AS $$
-DECLARE
-    v_n integer;
-BEGIN
-    DELETE FROM queen.message_traces t
-    WHERE t.id IN (SELECT o.id FROM queen.message_traces o
-                   WHERE o.created_at < now() - make_interval(days => GREATEST(p_days, 0))
-                   ORDER BY o.created_at
-                   LIMIT GREATEST(p_batch, 1));
-    GET DIAGNOSTICS v_n = ROW_COUNT;
-    RETURN v_n;
-END;
+    WITH gone AS (
+        DELETE FROM queen.message_traces t
+        WHERE t.id IN (SELECT o.id FROM queen.message_traces o
+                       WHERE o.created_at < now() - make_interval(days => GREATEST(p_days, 0))
+                       ORDER BY o.created_at
+                       LIMIT GREATEST(p_batch, 1))
+        RETURNING 1)
+    SELECT count(*)::integer FROM gone
 $$;

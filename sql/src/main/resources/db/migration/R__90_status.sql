@@ -302,10 +302,7 @@ BEGIN
         RETURN jsonb_build_object('error', 'Queue not found');
     END IF;
 
-    SELECT COALESCE(jsonb_agg(jsonb_build_object(
-               'id', s.pid,
-               'name', s.pname,
-               'createdAt', queen._log_ts(s.pcreated),
+    SELECT COALESCE(jsonb_agg(queen._log_partition_ref(s.pid, s.pname, s.pcreated) || jsonb_build_object(
                'lastWriteAt', queen._log_ts(s.last_write),
                'lastOffset', s.last_offset,
                'logStart', s.log_start,

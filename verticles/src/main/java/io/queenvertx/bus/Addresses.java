@@ -51,9 +51,12 @@ public final class Addresses {
   public static final String STATS_FLUSH = "queen.stats.flush";
 
   /**
-   * Published cluster-wide after every commit that adds frames (push, transaction, DLQ move, spool replay):
-   * {@code {"tenant","queue","partitionId","lastOffset"}}. Every node's consumer wakes the long polls parked on that
-   * (tenant, queue).
+   * Published cluster-wide when a (tenant, queue) may have something new to deliver. After every commit that adds
+   * frames: {@code {"tenant","queue","partition","partitionId","lastOffset"}} (transaction, DLQ move), plus
+   * {@code "partitions"} from the log writer (push and spool replay: one message per queue of a bundle, naming its
+   * first partition and counting the queue's partitions the bundle wrote). After a consumer-group seek, which moves
+   * cursors back: {@code {"tenant","queue","cursorMoved":true}}. Every node's consumer reads only {@code tenant} and
+   * {@code queue} and wakes the long polls parked on that (tenant, queue) and the tenant's discovery polls.
    */
   public static final String LANDED = "queen.landed";
   /** Published cluster-wide when a queue is configured or deleted: {@code {"tenant","queue","partitionIds"?}}. */

@@ -159,7 +159,8 @@ final class Acks {
           if (!it.hasNext()) return Future.failedFuture("dlq rejected");
           var row = it.next();
           long base = row.getLong("base_offset");
-          // zstd work goes to the decoder worker, never this event loop
+          // a dead-letter hand-off always decodes on the decoder worker, whatever its size: only a pop's own slices
+          // (at most FrameDecoder.INLINE_MAX_BYTES of blobs) are decoded on this event loop
           return vertx.eventBus().<DecodedFrames>request(Addresses.DECODE,
                   new DecodeRequest(pid, base, row.getBuffer("blob").getBytes(), (int) (off - base), 1),
                   LocalCodec.options(30_000))

@@ -215,8 +215,11 @@ public final class ConsumerVerticle extends VerticleBase {
   }
 
   /**
-   * The frames of a pop's slices. Small pops (the common case of a wake-up) are decoded here: the decode takes
-   * microseconds, less than the hop to a worker thread and back. Larger ones go to the decoder verticle.
+   * The frames of a pop's slices. When the slices' stored (compressed) blobs add up to at most
+   * {@link FrameDecoder#INLINE_MAX_BYTES} (the common case of a wake-up), they are decoded here on the event loop,
+   * decryption of flagged frames included: that takes microseconds, less than the hop to a worker thread and back
+   * (BENCHMARKS.md, pop latency). Larger pops go to the decoder worker over {@link Addresses#DECODE}, one request per
+   * slice.
    */
   private Future<List<DecodedFrames>> decodeAll(List<DecodeRequest> requests, long blobBytes) {
     if (blobBytes <= FrameDecoder.INLINE_MAX_BYTES) {

@@ -2,14 +2,11 @@ package io.queenvertx.boot;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.queenvertx.testing.TestDatabase;
-import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -28,40 +25,29 @@ class OwnerProceduresIT {
   static final String OWNS = "SELECT EXISTS (SELECT 1 FROM queen.partition_tenant($1) WHERE tenant_id = $2)";
   static final String SEGMENT = "SELECT base_offset, blob FROM queen.log_segment_at($1, $2) WHERE base_offset = $2";
 
-  private static Connection c;
+  @AutoClose private static SqlSession c;
   private static UUID pid;
 
   @BeforeAll
   static void schema() throws Exception {
-    Config.Database db = TestDatabase.get().fresh();
-    Migrations.apply(db);
-    var props = new java.util.Properties();
-    props.setProperty("user", db.user());
-    props.setProperty("password", db.password());
-    props.setProperty("preferQueryMode", "simple"); // EXPLAIN (GENERIC_PLAN) takes $n in its text
-    c = DriverManager.getConnection(Migrations.jdbcUrl(db), props);
-    pid = UUID.fromString(text("SELECT queen._log_ensure_partition('" + TENANT + "', 'owner-procs', 'p0')"));
-    exec("UPDATE queen.queues SET dedup_window_seconds = 600 WHERE name = 'owner-procs'");
+    c = SqlSession.fresh();
+    pid = UUID.fromString(c.text("SELECT queen._log_ensure_partition('" + TENANT + "', 'owner-procs', 'p0')"));
+    c.exec("UPDATE queen.queues SET dedup_window_seconds = 600 WHERE name = 'owner-procs'");
     // offsets 0..9 in five segments of two; the txn rows of 0 and 2 are older than the window
     for (int base = 0; base < 10; base += 2) {
       String at = base < 4 ? "now() - interval '2 hours'" : "now()";
-      exec("INSERT INTO queen.log_segments(partition_id, base_offset, end_offset, blob) VALUES ('" + pid + "', " + base
-          + ", " + (base + 1) + ", '\\x0" + base + "')");
-      exec("INSERT INTO queen.log_txns(partition_id, base_offset, end_offset, created_at, hashes) VALUES ('" + pid
+      c.exec("INSERT INTO queen.log_segments(partition_id, base_offset, end_offset, blob) VALUES ('" + pid + "', "
+          + base + ", " + (base + 1) + ", '\\x0" + base + "')");
+      c.exec("INSERT INTO queen.log_txns(partition_id, base_offset, end_offset, created_at, hashes) VALUES ('" + pid
           + "', " + base + ", " + (base + 1) + ", " + at + ", '\\x00')");
     }
-    exec("UPDATE queen.log_partitions SET last_offset = 9 WHERE id = '" + pid + "'");
-  }
-
-  @AfterAll
-  static void close() throws SQLException {
-    c.close();
+    c.exec("UPDATE queen.log_partitions SET last_offset = 9 WHERE id = '" + pid + "'");
   }
 
   @Test
   void dedupHeadIsThePartitionsLastOffsetAndItsQueuesWindow() throws SQLException {
-    assertThat(rows(WARM_HEAD.replace("$1", q(pid)))).containsExactly("9|600");
-    assertThat(rows(WARM_HEAD.replace("$1", q(UUID.randomUUID())))).isEmpty();
+    assertThat(c.rows(WARM_HEAD.replace("$1", q(pid)))).containsExactly("9|600");
+    assertThat(c.rows(WARM_HEAD.replace("$1", q(UUID.randomUUID())))).isEmpty();
   }
 
   @Test
@@ -70,37 +56,37 @@ class OwnerProceduresIT {
     assertThat(offsets(-1, "7", "600", 10)).containsExactly(4L, 6L);
     // a gap fill: no upper bound, no window, limited
     assertThat(offsets(0, String.valueOf(Long.MAX_VALUE), "NULL", 3)).containsExactly(2L, 4L, 6L);
-    long atUs = Long.parseLong(text("SELECT at_us - (extract(epoch FROM now()) * 1000000)::bigint "
+    long atUs = Long.parseLong(c.text("SELECT at_us - (extract(epoch FROM now()) * 1000000)::bigint "
         + "FROM queen.log_dedup_txns(" + q(pid) + ", 7, 9, NULL, 1)"));
     assertThat(Math.abs(atUs)).as("at_us is microseconds since the epoch").isLessThan(600_000_000L);
   }
 
   @Test
   void partitionTenantAnswersTheOwnerOnly() throws SQLException {
-    assertThat(text(OWNS.replace("$1", q(pid)).replace("$2", q(TENANT)))).isEqualTo("t");
-    assertThat(text(OWNS.replace("$1", q(pid)).replace("$2", q(OTHER)))).isEqualTo("f");
-    assertThat(text(OWNS.replace("$1", q(UUID.randomUUID())).replace("$2", q(TENANT)))).isEqualTo("f");
+    assertThat(c.text(OWNS.replace("$1", q(pid)).replace("$2", q(TENANT)))).isEqualTo("t");
+    assertThat(c.text(OWNS.replace("$1", q(pid)).replace("$2", q(OTHER)))).isEqualTo("f");
+    assertThat(c.text(OWNS.replace("$1", q(UUID.randomUUID())).replace("$2", q(TENANT)))).isEqualTo("f");
   }
 
   @Test
   void theDecoderFetchFindsASegmentByItsBaseOnly() throws SQLException {
-    assertThat(rows(SEGMENT.replace("$1", q(pid)).replace("$2", "4"))).containsExactly("4|\\x04");
-    assertThat(rows(SEGMENT.replace("$1", q(pid)).replace("$2", "5"))).as("5 is inside segment 4, not a base").isEmpty();
-    assertThat(rows(SEGMENT.replace("$1", q(pid)).replace("$2", "12"))).isEmpty();
+    assertThat(c.rows(SEGMENT.replace("$1", q(pid)).replace("$2", "4"))).containsExactly("4|\\x04");
+    assertThat(c.rows(SEGMENT.replace("$1", q(pid)).replace("$2", "5"))).as("5 is inside segment 4, not a base")
+        .isEmpty();
+    assertThat(c.rows(SEGMENT.replace("$1", q(pid)).replace("$2", "12"))).isEmpty();
   }
 
   @Test
   void eachStatementIsInlinedToAnIndexPlan() throws SQLException {
-    exec("SET enable_seqscan = off"); // the tables are tiny: ask whether an index plan exists at all
     for (String sql : List.of(WARM_HEAD, TXNS, OWNS, SEGMENT)) {
-      String plan = String.join("\n", rows("EXPLAIN (GENERIC_PLAN, COSTS OFF) " + sql));
+      String plan = c.plan(sql); // sequential scans off: ask whether an index plan exists at all
       assertThat(plan).as(sql + "\n" + plan).doesNotContain("Function Scan").containsPattern("Index (Only )?Scan");
     }
   }
 
   private static List<Long> offsets(long after, String upto, String window, int limit) throws SQLException {
     List<Long> out = new ArrayList<>();
-    for (String r : rows(TXNS.replace("$1", q(pid)).replace("$2", String.valueOf(after)).replace("$3", upto)
+    for (String r : c.rows(TXNS.replace("$1", q(pid)).replace("$2", String.valueOf(after)).replace("$3", upto)
         .replace("$4", window).replace("$5", String.valueOf(limit)))) {
       out.add(Long.parseLong(r.substring(0, r.indexOf('|'))));
     }
@@ -109,30 +95,5 @@ class OwnerProceduresIT {
 
   private static String q(UUID id) {
     return "'" + id + "'::uuid";
-  }
-
-  private static void exec(String sql) throws SQLException {
-    try (var st = c.createStatement()) {
-      st.execute(sql);
-    }
-  }
-
-  private static String text(String sql) throws SQLException {
-    List<String> r = rows(sql);
-    return r.isEmpty() ? null : r.get(0);
-  }
-
-  /** Each row's columns as text joined by "|". */
-  private static List<String> rows(String sql) throws SQLException {
-    List<String> out = new ArrayList<>();
-    try (var st = c.createStatement(); var rs = st.executeQuery(sql)) {
-      int n = rs.getMetaData().getColumnCount();
-      while (rs.next()) {
-        List<String> cols = new ArrayList<>();
-        for (int i = 1; i <= n; i++) cols.add(rs.getString(i));
-        out.add(String.join("|", cols));
-      }
-    }
-    return out;
   }
 }
