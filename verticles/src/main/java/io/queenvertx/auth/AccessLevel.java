@@ -35,6 +35,8 @@ public enum AccessLevel {
     if (path.equals("/health") || path.equals("/health/live") || path.equals("/metrics") || path.equals("/metrics/prometheus") || path.equals("/")
         || path.startsWith("/assets/") || path.startsWith("/favicon") || path.equals("/auth/me")
         || path.equals("/auth/login") || path.equals("/auth/logout")
+        // the API document and its Swagger UI describe the surface, they hold no data
+        || path.equals("/openapi.json") || path.equals("/docs") || path.startsWith("/docs/")
         // the webhook API under /v1/ authenticates with its own Bearer API keys (QUEEN_WEBHOOK_API_KEYS)
         || path.startsWith("/v1/")) {
       return PUBLIC;
@@ -52,7 +54,7 @@ public enum AccessLevel {
     if (get && (path.equals("/status") || path.startsWith("/api/v1/status") || path.startsWith("/api/v1/analytics")
         || path.startsWith("/api/v1/resources/") || path.startsWith("/api/v1/messages")
         || path.startsWith("/api/v1/consumer-groups") || path.startsWith("/api/v1/dlq")
-        || path.startsWith("/api/v1/traces") || path.startsWith("/openapi"))) {
+        || path.startsWith("/api/v1/traces"))) {
       return READ_ONLY;
     }
     if (method == HttpMethod.POST && (path.equals("/api/v1/fetch") || path.equals("/api/v1/partitions/changed")

@@ -62,6 +62,7 @@ public final class HttpVerticle extends VerticleBase {
     router.route().order(-900).handler(ctx -> Tenancy.resolve(ctx, tenancy));
     var routes = new RouteTable(router, node.config().http().maxBodyBytes(), auth);
     ApiRoutes.mount(routes, node, vertx);
+    OpenApiRoutes.mountDocs(router);
     DashboardRoutes.mount(router);
     router.route().last().handler(ErrorContract::fallback);
     router.route().failureHandler(ErrorContract::onFailure);

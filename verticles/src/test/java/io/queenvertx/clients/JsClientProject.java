@@ -37,12 +37,20 @@ final class JsClientProject {
 
   /** The project of the checkout holding the working directory (Maven runs tests in the module folder). */
   static JsClientProject find() {
+    return find("clients-test/js");
+  }
+
+  /**
+   * The npm project at {@code relative} (e.g. {@code clients-test/openapi}) of the checkout holding the working
+   * directory; {@link #ci} and {@link #run} work for any such project, the tarball methods only for the JS client's.
+   */
+  static JsClientProject find(String relative) {
     for (Path p = Path.of("").toAbsolutePath(); p != null; p = p.getParent()) {
-      if (Files.isRegularFile(p.resolve("clients-test/js/package.json"))) {
-        return new JsClientProject(p.resolve("clients-test/js"));
+      if (Files.isRegularFile(p.resolve(relative).resolve("package.json"))) {
+        return new JsClientProject(p.resolve(relative));
       }
     }
-    throw new IllegalStateException("no clients-test/js/package.json above " + Path.of("").toAbsolutePath());
+    throw new IllegalStateException("no " + relative + "/package.json above " + Path.of("").toAbsolutePath());
   }
 
   Path dir() {
@@ -77,9 +85,17 @@ final class JsClientProject {
     if (!Files.isRegularFile(copy) || Files.mismatch(copy, tarball) != -1) {
       Files.copy(tarball, copy, StandardCopyOption.REPLACE_EXISTING);
     }
-    String want = sha256(Files.readAllBytes(dir.resolve("package-lock.json")), Files.readAllBytes(copy),
-        run(List.of("node", "--version"), Map.of(), Duration.ofSeconds(30)).output().trim()
-            .getBytes(StandardCharsets.UTF_8));
+    ci(Files.readAllBytes(copy));
+  }
+
+  /** Runs {@code npm ci} unless the installed tree is already this lock (and these extra inputs) on this node. */
+  void ci(byte[]... inputs) throws Exception {
+    byte[][] parts = new byte[inputs.length + 2][];
+    parts[0] = Files.readAllBytes(dir.resolve("package-lock.json"));
+    parts[1] = run(List.of("node", "--version"), Map.of(), Duration.ofSeconds(30)).output().trim()
+        .getBytes(StandardCharsets.UTF_8);
+    System.arraycopy(inputs, 0, parts, 2, inputs.length);
+    String want = sha256(parts);
     Path stamp = dir.resolve("node_modules").resolve(STAMP);
     if (Files.isRegularFile(stamp) && Files.readString(stamp).equals(want)) return;
     Result ci = run(List.of("npm", "ci", "--no-audit", "--no-fund"), Map.of(), Duration.ofMinutes(5));
@@ -96,7 +112,8 @@ final class JsClientProject {
   /** What a child process printed (stdout and stderr interleaved) and how it ended; -1 when it ran out of time. */
   record Result(int exit, String output) {}
 
-  private Result run(List<String> command, Map<String, String> env, Duration limit) throws Exception {
+  /** Runs {@code command} in the project folder with {@code env} added, killed after {@code limit}. */
+  Result run(List<String> command, Map<String, String> env, Duration limit) throws Exception {
     Path log = Files.createTempFile("js-client", ".log");
     try {
       ProcessBuilder pb = new ProcessBuilder(new ArrayList<>(command)).directory(dir.toFile())

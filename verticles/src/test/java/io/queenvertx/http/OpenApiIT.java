@@ -14,7 +14,10 @@ import java.util.Set;
 import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
 
-/** The OpenAPI document in the repository lists exactly the routes the router declares. */
+/**
+ * The OpenAPI document in the repository lists exactly the routes the router declares, and Swagger UI at {@code /docs}
+ * (static, from the WebJar, so not in that comparison) shows it.
+ */
 class OpenApiIT {
   @NodeFixture
   static TestNode node;
@@ -60,6 +63,34 @@ class OpenApiIT {
             .isIn("Public", "ReadOnly", "WriteOnly", "ReadWrite", "Admin");
         assertThat(op.getJsonObject("responses").isEmpty()).as(m + " " + p).isFalse();
       }
+    }
+  }
+
+  @Test
+  void swaggerUiIsServedFromTheJarAndPointsAtTheDocument() {
+    var page = node.get("/docs");
+    assertThat(page.status()).isEqualTo(200);
+    assertThat(page.header("content-type")).startsWith("text/html");
+    assertThat(page.body()).contains("/docs/swagger-ui-bundle.js", "/docs/queen-docs.js");
+    var init = node.get("/docs/queen-docs.js");
+    assertThat(init.status()).isEqualTo(200);
+    assertThat(init.body()).contains("url: \"/openapi.json\"");
+    var bundle = node.get("/docs/swagger-ui-bundle.js");
+    assertThat(bundle.status()).isEqualTo(200);
+    assertThat(bundle.body()).contains("SwaggerUIBundle");
+    assertThat(node.get("/docs/swagger-ui.css").status()).isEqualTo(200);
+    var missing = node.get("/docs/no-such-file.js");
+    assertThat(missing.status()).isEqualTo(404);
+    assertThat(missing.body()).isEqualTo("Not Found");
+  }
+
+  @Test
+  void withJwtOnTheDocumentAndSwaggerUiNeedNoTokenButTheApiDoes() {
+    try (var jwt = TestNode.start(java.util.Map.of("JWT_ENABLED", "true", "JWT_SECRET", "openapi-it-secret"))) {
+      assertThat(jwt.get("/openapi.json").status()).isEqualTo(200);
+      assertThat(jwt.get("/docs").status()).isEqualTo(200);
+      assertThat(jwt.get("/docs/swagger-ui-bundle.js").status()).isEqualTo(200);
+      assertThat(jwt.get("/api/v1/resources/queues").status()).isEqualTo(401);
     }
   }
 }
