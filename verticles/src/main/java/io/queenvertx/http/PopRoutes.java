@@ -28,6 +28,9 @@ final class PopRoutes {
 
   private static void pop(RoutingContext ctx, Vertx vertx, NodeContext node, String queue, String partition,
                           boolean discovery) {
+    // a name no queue can have is a 400 naming it, not the database's varchar(255) error as a 500 "pop failed"
+    if (queue != null) Bodies.queueName("queue", queue);
+    if (partition != null) Bodies.name("partition", partition);
     Config cfg = node.config();
     var q = new TypedQuery(ctx);
     int batch = q.i32("batch", 200);

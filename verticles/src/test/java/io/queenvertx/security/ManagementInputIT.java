@@ -158,4 +158,21 @@ class ManagementInputIT {
     assertThat(Wire.messages(again.json()).stream().map(m -> m.getString("transactionId")).toList())
         .containsExactly("a1", "a2", "a3");
   }
+
+  @Test
+  void aPopOnANameLongerThanAQueueCanHaveIs400AndTheNodesStatsStillFlush() {
+    var h = tenant();
+    StringBuilder longName = new StringBuilder();
+    while (longName.length() < 3000) longName.append(UUID.randomUUID().toString().replace("-", ""));
+    assert400(node.get("/api/v1/pop/queue/" + longName + "?wait=false", h), "queue");
+    assert400(node.get("/api/v1/pop/queue/q/partition/" + longName + "?wait=false", h), "partition");
+    String q = Wire.queue("stats-after");
+    Wire.pushOne(node, h, q, null, new JsonObject().put("n", 1), "s1");
+
+    Reply refresh = node.post("/api/v1/stats/refresh", new JsonObject(), h);
+    assertThat(refresh.status()).as(refresh.body()).isEqualTo(200);
+    assertThat(refresh.json().getBoolean("flushed")).as(refresh.body()).isTrue();
+    assertThat(Wire.rows("SELECT sum(push_messages)::int AS n FROM queen.stats_queue_minute WHERE tenant_id = '"
+        + h.get("x-queen-tenant") + "' AND queue = '" + q + "'").get(0).get("n")).isEqualTo(1);
+  }
 }
