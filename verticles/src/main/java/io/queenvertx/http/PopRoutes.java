@@ -78,7 +78,8 @@ final class PopRoutes {
           mode = "new";
         } else {
           try {
-            from = OffsetDateTime.parse(sf.strip());
+            // parseable but beyond timestamptz: a 400, not a group registered from infinity that never receives
+            from = IsoTime.inRange("subscriptionFrom", OffsetDateTime.parse(sf.strip()));
             mode = "timestamp";
           } catch (DateTimeParseException e) {
             // an unparseable subscriptionFrom is ignored (API.md §5.4)

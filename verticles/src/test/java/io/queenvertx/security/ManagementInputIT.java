@@ -175,4 +175,15 @@ class ManagementInputIT {
     assertThat(Wire.rows("SELECT sum(push_messages)::int AS n FROM queen.stats_queue_minute WHERE tenant_id = '"
         + h.get("x-queen-tenant") + "' AND queue = '" + q + "'").get(0).get("n")).isEqualTo(1);
   }
+
+  @Test
+  void aPopsSubscriptionFromOutsideTheStorableYearsIs400AndRegistersNothing() {
+    var h = tenant();
+    String q = Wire.queue("sub-from");
+    Wire.pushOne(node, h, q, "p", new JsonObject().put("n", 1), "f1");
+    assert400(Wire.pop(node, h, q, "p", "g", "subscriptionFrom=%2B300000-01-01T00:00:00Z"), "subscriptionFrom");
+    Reply pop = Wire.pop(node, h, q, "p", "g", null);
+    assertThat(pop.status()).as("the group was not registered from infinity: %s", pop.body()).isEqualTo(200);
+    assertThat(Wire.messages(pop.json())).extracting(m -> m.getString("transactionId")).containsExactly("f1");
+  }
 }
