@@ -28,6 +28,9 @@ final class PopRoutes {
 
   private static void pop(RoutingContext ctx, Vertx vertx, NodeContext node, String queue, String partition,
                           boolean discovery) {
+    // a name no queue can have is a 400 naming it, not the database's varchar(255) error as a 500 "pop failed"
+    if (queue != null) Bodies.queueName("queue", queue);
+    if (partition != null) Bodies.name("partition", partition);
     Config cfg = node.config();
     var q = new TypedQuery(ctx);
     int batch = q.i32("batch", 200);
@@ -75,7 +78,8 @@ final class PopRoutes {
           mode = "new";
         } else {
           try {
-            from = OffsetDateTime.parse(sf.strip());
+            // parseable but beyond timestamptz: a 400, not a group registered from infinity that never receives
+            from = IsoTime.inRange("subscriptionFrom", OffsetDateTime.parse(sf.strip()));
             mode = "timestamp";
           } catch (DateTimeParseException e) {
             // an unparseable subscriptionFrom is ignored (API.md §5.4)

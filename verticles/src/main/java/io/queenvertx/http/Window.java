@@ -11,7 +11,8 @@ import java.time.format.DateTimeParseException;
 /**
  * The time window of an analytics route: {@code from} and {@code to} as ISO-8601 (with an offset or {@code Z}; a date
  * and time without one is UTC; a bare date is its midnight UTC). Absent, {@code to} is now and {@code from} one hour
- * before {@code to}. An unreadable value, or {@code from} after {@code to}, is a 400 naming the field. The bucket
+ * before {@code to}. An unreadable value, one outside the years 0001 to 9999 ({@link IsoTime#inRange}), or
+ * {@code from} after {@code to}, is a 400 naming the field. The bucket
  * width of a chart is chosen so the window has at most {@code points} buckets (default {@value #DEFAULT_POINTS},
  * at most {@value #MAX_POINTS}), in whole minutes: the counters are per minute.
  */
@@ -45,17 +46,17 @@ record Window(OffsetDateTime from, OffsetDateTime to, int bucketSeconds) {
     if (v == null || v.isBlank()) return null;
     String s = v.strip();
     try {
-      return OffsetDateTime.parse(s).withOffsetSameInstant(ZoneOffset.UTC);
+      return IsoTime.inRange(name, OffsetDateTime.parse(s).withOffsetSameInstant(ZoneOffset.UTC));
     } catch (DateTimeParseException e) {
       // not with an offset: try the forms without one
     }
     try {
-      return LocalDateTime.parse(s).atOffset(ZoneOffset.UTC);
+      return IsoTime.inRange(name, LocalDateTime.parse(s).atOffset(ZoneOffset.UTC));
     } catch (DateTimeParseException e) {
       // not a local date-time either
     }
     try {
-      return LocalDate.parse(s).atStartOfDay().atOffset(ZoneOffset.UTC);
+      return IsoTime.inRange(name, LocalDate.parse(s).atStartOfDay().atOffset(ZoneOffset.UTC));
     } catch (DateTimeParseException e) {
       throw ApiError.of(400, name + " must be an ISO-8601 timestamp (e.g. 2024-01-31T12:00:00Z), got " + shown(s));
     }

@@ -26,7 +26,8 @@ import java.util.function.LongSupplier;
  * {@code +}. A bucket is dropped once it has been drained after its minute closed more than a minute ago; an
  * increment that read the bucket before that and lands after it (a thread stalled for over a minute between the two)
  * is lost. Distinct queue or partition keys of one minute are capped at {@link #MAX_KEYS_PER_MINUTE}: beyond, events
- * still count node-wide but not per queue (so made-up queue names on pops cannot grow memory without bound).
+ * still count node-wide but not per queue (so made-up queue names on pops cannot grow memory without bound), and so
+ * do events on a name longer than a queue name can be ({@link #storableQueue}).
  */
 public final class StatsCounters {
   /** Node-wide sums, in the order of their indexes, named as the V16 columns. */
@@ -38,6 +39,7 @@ public final class StatsCounters {
   static final String[] QUEUE_CELLS = {"push_requests", "push_messages", "pop_requests", "pop_messages", "pop_empty",
       "ack_success", "ack_failed", "transactions", "conflated", "dlq_messages", "pop_lag_ms_sum", "pop_lag_ms_max"};
   public static final int MAX_KEYS_PER_MINUTE = 10_000;
+  static final int MAX_QUEUE_NAME_CHARS = 255;
 
   static final int PUSH_REQUESTS = 0, PUSH_MESSAGES = 1, POP_REQUESTS = 2, POP_MESSAGES = 3, POP_EMPTY = 4,
       ACK_REQUESTS = 5, ACK_SUCCESS = 6, ACK_FAILED = 7, TRANSACTIONS = 8, DLQ = 9, DB_ERRORS = 10,
@@ -63,6 +65,7 @@ public final class StatsCounters {
     }
 
     AtomicLongArray queue(UUID tenant, String queue) {
+      if (!storableQueue(queue)) return null;
       var byName = queues.get(tenant);
       if (byName != null) {
         AtomicLongArray cells = byName.get(queue);
@@ -82,6 +85,16 @@ public final class StatsCounters {
       keys.incrementAndGet();
       return new AtomicLongArray(QUEUE_CELLS.length);
     }
+  }
+
+  /**
+   * A name a queue can have ({@code queen.queues.name} is {@code varchar(255)}). Pops count on the queue named in
+   * their path before anyone checked it exists; a longer name names no queue, and as a key of the
+   * {@code stats_queue_minute} index it could fail every flush of the node (a btree entry holds ~2.7 kB), so it counts
+   * node-wide only. No allocation: the code points are counted only past 255 chars.
+   */
+  static boolean storableQueue(String queue) {
+    return queue.length() <= MAX_QUEUE_NAME_CHARS || queue.codePointCount(0, queue.length()) <= MAX_QUEUE_NAME_CHARS;
   }
 
   private final LongSupplier clock;

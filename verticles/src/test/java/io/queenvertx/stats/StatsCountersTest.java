@@ -82,6 +82,18 @@ class StatsCountersTest {
   }
 
   @Test
+  void aNameLongerThanAQueueCanHaveCountsNodeWideOnly() {
+    String tooLong = "q".repeat(256);
+    String longest = "\uD83D\uDE00".repeat(255); // 255 code points in 510 chars: a queue name can be this
+    stats.pop(TENANT, tooLong, true, 0);
+    stats.pop(TENANT, longest, true, 0);
+    var d = counters.drain(counters.minuteNow(), true);
+    assertThat(d.queues()).hasSize(1);
+    assertThat(d.queues().getJsonObject(0).getString("queue")).isEqualTo(longest);
+    assertThat(sum(d.nodes(), "pop_requests")).isEqualTo(2);
+  }
+
+  @Test
   void acksCountByPartitionAndOnlyWhenTheySucceeded() {
     var items = List.of(new io.queenvertx.bus.AckItem("t1", "11111111-1111-1111-1111-111111111111", "completed", null,
             null, "__QUEUE_MODE__"),
