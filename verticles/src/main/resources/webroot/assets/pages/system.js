@@ -1,11 +1,24 @@
 // System: maintenance switches (push, pop) with the spool state, nodes, PostgreSQL statistics, recent API calls.
 import { get, post, can, describe, calls } from '../api.js';
-import { h, clear, table, section, num, notice, pretty } from '../ui.js';
+import { h, clear, table, section, num, notice, pretty, fmtAge } from '../ui.js';
 
 /** Renders an object of scalars as a two-column table; nested values as JSON. */
 function kv(obj) {
   return table([{ title: 'Key', cell: (r) => r[0] }, { title: 'Value', cell: (r) => (typeof r[1] === 'object' && r[1] !== null ? pretty(r[1]) : String(r[1])) }],
     Object.entries(obj || {}));
+}
+
+/** The cluster's nodes (GET /api/v1/system/nodes): one row each; a member that did not answer is marked unreachable. */
+export function nodesTable(rows) {
+  return table([
+    { title: 'Node', cell: (n) => n.serverId ?? n.nodeId },
+    { title: 'Reachable', cls: 'reachable', cell: (n) => (n.reachable ? 'yes' : h('span', { class: 'badge on' }, 'NO')) },
+    { title: 'Database', cls: 'database', cell: (n) => n.database ?? '—' },
+    { title: 'Version', cell: (n) => n.version ?? '—' },
+    { title: 'Up', num: true, cell: (n) => fmtAge(n.uptimeSeconds) },
+    { title: 'HTTP', cell: (n) => n.httpUrl ?? (n.httpPort ? `port ${n.httpPort}` : '—') },
+    { title: 'Maintenance', cell: (n) => (n.reachable ? `push ${n.maintenanceMode ? 'ON' : 'off'} · pop ${n.popMaintenanceMode ? 'ON' : 'off'}` : '—') },
+  ], rows, (n) => ({ 'data-node': n.serverId ?? n.nodeId, 'data-reachable': String(!!n.reachable) }), 'No nodes.');
 }
 
 export async function render(main) {
@@ -47,12 +60,7 @@ export async function render(main) {
       return kv((await get('/api/v1/system/maintenance')).bufferStats || {});
     }
   });
-  section(nodes, async () => {
-    const hl = await (await fetch('/health')).json();
-    let shared = {};
-    if (can.admin()) { try { shared = await get('/api/v1/system/shared-state'); } catch { shared = {}; } }
-    return [kv({ node: window.location.host, ...hl }), shared.reason ? h('p', { class: 'muted' }, 'cluster: ' + shared.reason) : null];
-  });
+  section(nodes, async () => nodesTable((await get('/api/v1/system/nodes')).nodes || []));
   section(pg, async () => kv(await get('/api/v1/analytics/postgres-stats')));
   const showLog = () => clear(log, table([
     { title: 'Call', cell: (c) => `${c.method} ${c.path}` }, { title: 'Status', num: true, cell: (c) => c.status },
