@@ -23,9 +23,9 @@ export function nodesTable(rows) {
 
 export async function render(main) {
   const sw = h('div', { id: 'switches' });
-  const spool = h('div');
+  const spool = h('div', { id: 'spool' });
   const nodes = h('div');
-  const pg = h('div');
+  const pg = h('div', { id: 'pg-stats' });
   const log = h('div');
   clear(main, h('h1', null, 'System'),
     h('section', { class: 'card' }, h('h2', null, 'Maintenance switches'), sw),
@@ -54,14 +54,35 @@ export async function render(main) {
   }
   loadSwitches();
   section(spool, async () => {
-    try { return kv(await get('/api/v1/status/buffers')); }
-    catch (e) {
+    let b;
+    try { b = await get('/api/v1/status/buffers'); } catch (e) {
       if (!can.admin()) throw e;
       return kv((await get('/api/v1/system/maintenance')).bufferStats || {});
     }
+    if (!Array.isArray(b.nodes)) return kv(b);
+    return [table([
+      { title: 'Node', cell: (n) => n.nodeId },
+      { title: 'Waiting events', num: true, cell: (n) => num(n.pendingEvents) },
+      { title: 'Files', num: true, cell: (n) => num(n.files) },
+      { title: 'Failed', num: true, cell: (n) => num(n.failedEvents) },
+      { title: 'Replays', cell: (n) => (n.healthy ? 'healthy' : 'failing') },
+    ], b.nodes, (n) => ({ 'data-spool-node': n.nodeId }), 'No nodes.'),
+    h('p', { class: 'muted' }, `spool ${b.healthy ? 'healthy' : 'unhealthy'} on every node`)];
   });
   section(nodes, async () => nodesTable((await get('/api/v1/system/nodes')).nodes || []));
-  section(pg, async () => kv(await get('/api/v1/analytics/postgres-stats')));
+  section(pg, async () => {
+    const s = await get('/api/v1/analytics/postgres-stats');
+    const db = s.database || {};
+    const c = s.connections || {};
+    return [h('p', null, `${s.version || ''} · database ${db.name ?? ''} · ${num(db.sizeBytes)} bytes · cache hit `
+        + `${db.cacheHitRatio == null ? '—' : (db.cacheHitRatio * 100).toFixed(1) + ' %'} · commits ${num(db.commits)}`
+        + ` · rollbacks ${num(db.rollbacks)} · deadlocks ${num(db.deadlocks)}`),
+      h('p', null, `connections: ${num(c.total)} of ${num(c.max)} (${num(c.active)} active, ${num(c.idle)} idle, `
+        + `${num(c.idleInTransaction)} idle in transaction, ${num(c.waiting)} waiting)`),
+      table(Object.keys((s.tables || [])[0] || { table: '' }).map((k) => ({ title: k, num: k !== 'table',
+        cell: (t) => (k === 'table' ? t[k] : num(t[k])) })), (s.tables || []).slice(0, 15),
+      (t) => ({ 'data-table': t.table }), 'No tables.')];
+  });
   const showLog = () => clear(log, table([
     { title: 'Call', cell: (c) => `${c.method} ${c.path}` }, { title: 'Status', num: true, cell: (c) => c.status },
     { title: 'Rows', num: true, cell: (c) => (c.rows === null ? '' : c.rows) }, { title: 'ms', num: true, cell: (c) => c.ms },
