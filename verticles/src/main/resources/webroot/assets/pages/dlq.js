@@ -149,11 +149,12 @@ export async function render(main, params) {
   }
 
   // Grouped by the broker over every matching dead letter (not only this page): queue, group and the time window of
-  // the filters; without from, the last 30 days. A signature's longest literal run becomes the error filter on click.
+  // the filters; without from, the 30 days before to (or now).
+  // A signature's longest literal run becomes the error filter on click.
   async function loadSignatures(page) {
     await section(sigs, async () => {
       const { queue, consumerGroup, from, to } = filters();
-      const since = from || new Date(Date.now() - 30 * 86400e3).toISOString();
+      const since = from || new Date((to ? Date.parse(to) : Date.now()) - 30 * 86400e3).toISOString();
       try {
         const s = await get('/api/v1/analytics/dlq-signatures' + qs({ queue, consumerGroup, from: since, to, limit: 20 }));
         const rows = Array.isArray(s) ? s : s.signatures || [];
