@@ -14,7 +14,10 @@
 -- ---------------------------------------------------------------------------------------------------------------------
 
 -- Filter (optional strings): queue, consumerGroup, partition (exact names), from (inclusive) / to (exclusive) on
--- failed_at, limit (100), offset (0), cursor (over failed_at DESC, id DESC; offset ignored when present).
+-- failed_at, error (case-insensitive substring of the error text; beyond Queen), limit (100), offset (0), cursor (over
+-- failed_at DESC, id DESC; offset ignored when present). A malformed from/to, or from after to, is {"error": ...}
+-- naming the field (the route checks both first, accepting ISO-8601 only). The error text is a plain substring (strpos, no LIKE pattern), checked on rows the queue-scoped
+-- index scan (log_dlq (partition_id, failed_at DESC)) already reads.
 -- Tenant rows only (log_dlq has no FK: joined through log_partitions and queues, so rows of deleted partitions vanish).
 CREATE OR REPLACE FUNCTION queen.get_dlq_messages(p_tenant uuid, p_filter jsonb)
 RETURNS jsonb
@@ -26,6 +29,7 @@ DECLARE
     v_queue  text    := NULLIF(f->>'queue', '');
     v_group  text    := NULLIF(f->>'consumerGroup', '');
     v_part   text    := NULLIF(f->>'partition', '');
+    v_err    text    := lower(NULLIF(f->>'error', ''));
     v_page   record;
     v_msgs   jsonb;
     v_n      integer;
@@ -35,6 +39,9 @@ BEGIN
     v_page := queen._msg_page(f, 2, 100, NULL, NULL);
     IF v_page.error IS NOT NULL THEN
         RETURN jsonb_build_object('error', v_page.error);
+    END IF;
+    IF v_page.ts_from > v_page.ts_to THEN
+        RETURN jsonb_build_object('error', 'invalid from: ' || (f->>'from') || ' is after to: ' || (f->>'to'));
     END IF;
 
     WITH page AS (
@@ -47,6 +54,7 @@ BEGIN
           AND (v_queue IS NULL OR q.name = v_queue)
           AND (v_group IS NULL OR d.consumer_group = v_group)
           AND (v_part IS NULL OR p.name = v_part)
+          AND (v_err IS NULL OR strpos(lower(COALESCE(d.error, '')), v_err) > 0)
           AND (v_page.ts_from IS NULL OR d.failed_at >= v_page.ts_from)
           AND (v_page.ts_to IS NULL OR d.failed_at < v_page.ts_to)
           AND (v_page.c_ts IS NULL OR d.failed_at < v_page.c_ts OR (d.failed_at = v_page.c_ts AND d.id < v_page.c_id))

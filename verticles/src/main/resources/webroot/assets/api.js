@@ -26,7 +26,7 @@ export class ApiError extends Error {
 export const calls = [];
 window.__queenCalls = calls;
 
-const LISTS = ['messages', 'queues', 'tasks', 'traces', 'names', 'signatures', 'partitions', 'nodes'];
+const LISTS = ['messages', 'queues', 'tasks', 'traces', 'trace_names', 'names', 'signatures', 'partitions', 'nodes'];
 function rowsOf(json) {
   if (Array.isArray(json)) return json.length;
   if (json && typeof json === 'object') for (const k of LISTS) if (Array.isArray(json[k])) return json[k].length;

@@ -43,6 +43,7 @@ public enum AccessLevel {
     }
     boolean get = method == HttpMethod.GET || method == HttpMethod.HEAD;
     boolean delete = method == HttpMethod.DELETE;
+    if (get && path.equals("/api/v1/system/nodes")) return READ_ONLY; // node health, beyond Queen
     if (path.startsWith("/api/v1/system/") || path.equals("/api/v1/system") || path.startsWith("/internal/")
         || (delete && path.startsWith("/api/v1/consumer-groups/"))
         || (delete && path.startsWith("/api/v1/resources/queues/"))

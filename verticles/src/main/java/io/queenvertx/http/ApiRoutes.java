@@ -25,6 +25,7 @@ final class ApiRoutes {
     RedriveRoutes.mount(routes, node, vertx);
     WebhookApi.mount(routes, node, vertx);
     SystemRoutes.mount(routes, node, vertx);
+    NodesRoutes.mount(routes, node, vertx);
     OpenApiRoutes.mount(routes);
   }
 }

@@ -12,14 +12,16 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.sqlclient.Tuple;
+import java.time.OffsetDateTime;
 import java.util.Optional;
 
 /** {@code GET/DELETE /api/v1/dlq} and {@code POST /api/v1/dlq/:id/replay} (seed, API.md §5.10). */
 final class DlqRoutes {
   static final String REPLAY_BODY_HINT = "The replay body is optional; send {} to replay in place, or name a "
       + "destination with {\"queue\":\"...\",\"partition\":\"...\"}";
-  private static final String[] FILTERS = {"queue", "consumerGroup", "partition", "from", "to", "limit", "offset",
-      "cursor"};
+  /** Passed to {@code queen.get_dlq_messages}, which checks them (a malformed from/to, or from after to, is a 400). */
+  private static final String[] FILTERS = {"queue", "consumerGroup", "partition", "from", "to", "error", "limit",
+      "offset", "cursor"};
 
   private DlqRoutes() {}
 
@@ -35,6 +37,7 @@ final class DlqRoutes {
       String v = ctx.request().getParam(k);
       if (v != null && !v.isEmpty()) filter.put(k, v);
     }
+    checkWindow(filter);
     node.pool().preparedQuery("SELECT queen.get_dlq_messages($1, $2::text::jsonb)")
         .execute(Tuple.of(Tenancy.of(ctx), filter.encode()))
         .onFailure(e -> ctx.fail(ApiError.prefixed(500, "dlq failed: ", e)))
@@ -45,6 +48,20 @@ final class DlqRoutes {
           }
           ErrorContract.send(ctx, MessageRoutes.listingStatus(r), r);
         });
+  }
+
+  /**
+   * from / to are ISO-8601 (PostgreSQL's looser input such as {@code yesterday} is not accepted): each is parsed here, a
+   * malformed one or from after to is a 400 naming the field, and the normalised instant is what the procedure gets.
+   */
+  private static void checkWindow(JsonObject filter) {
+    OffsetDateTime from = filter.containsKey("from") ? IsoTime.parse("from", filter.getString("from")) : null;
+    OffsetDateTime to = filter.containsKey("to") ? IsoTime.parse("to", filter.getString("to")) : null;
+    if (from != null && to != null && from.isAfter(to)) {
+      throw ApiError.of(400, "from (" + filter.getString("from") + ") is after to (" + filter.getString("to") + ")");
+    }
+    if (from != null) filter.put("from", from.toInstant().toString());
+    if (to != null) filter.put("to", to.toInstant().toString());
   }
 
   /** A snapshot that sniffs as an envelope and decrypts is shown as plaintext; anything else exactly as stored. */

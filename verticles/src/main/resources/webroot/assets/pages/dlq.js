@@ -45,9 +45,10 @@ export async function render(main, params) {
   const f = {
     queue: h('input', { id: 'dlq-queue', value: params.get('queue') || '', placeholder: 'exact name' }),
     consumerGroup: h('input', { id: 'dlq-group', value: params.get('group') || '' }),
-    error: h('input', { id: 'dlq-error', placeholder: 'text (this page)' }),
-    from: h('input', { id: 'dlq-from', type: 'datetime-local', title: 'failed at or after (this page)' }),
-    to: h('input', { id: 'dlq-to', type: 'datetime-local', title: 'failed at or before (this page)' }),
+    partition: h('input', { id: 'dlq-partition', value: params.get('partition') || '', placeholder: 'exact name' }),
+    error: h('input', { id: 'dlq-error', value: params.get('error') || '', placeholder: 'text, any case' }),
+    from: h('input', { id: 'dlq-from', type: 'datetime-local', step: 1, title: 'failed at or after (UTC)' }),
+    to: h('input', { id: 'dlq-to', type: 'datetime-local', step: 1, title: 'failed before (UTC)' }),
   };
   const state = { offset: 0, limit: PAGE };
   let stopRedrive = null;
@@ -59,6 +60,7 @@ export async function render(main, params) {
   clear(main, h('h1', null, 'Dead letters'),
     h('form', { class: 'filters', onsubmit: (e) => { e.preventDefault(); state.offset = 0; load(); } },
       h('label', null, 'queue', f.queue), h('label', null, 'consumer group', f.consumerGroup),
+      h('label', null, 'partition', f.partition),
       h('label', null, 'error contains', f.error), h('label', null, 'from', f.from), h('label', null, 'to', f.to),
       h('button', { type: 'submit', class: 'primary', id: 'dlq-apply' }, 'Search')),
     outcome,
@@ -119,21 +121,18 @@ export async function render(main, params) {
     return clear(cell, replayBtn, ' ', toBtn, ' ', delBtn);
   }
 
-  function localFilter(rows) {
-    const text = f.error.value.trim().toLowerCase();
-    const from = f.from.value ? new Date(f.from.value).getTime() : null;
-    const to = f.to.value ? new Date(f.to.value).getTime() : null;
-    return rows.filter((r) => (!text || String(r.errorMessage || '').toLowerCase().includes(text))
-      && (from === null || new Date(r.failedAt).getTime() >= from) && (to === null || new Date(r.failedAt).getTime() <= to));
-  }
+  // The filters are the listing's own query parameters: the broker filters, the page shows what it answered.
+  // datetime-local values are read as UTC, as the table shows failure times in UTC.
+  const utc = (v) => (v ? (v.length === 16 ? v + ':00' : v) + 'Z' : '');
+  const filters = () => ({ queue: f.queue.value.trim(), consumerGroup: f.consumerGroup.value.trim(),
+    partition: f.partition.value.trim(), error: f.error.value.trim(), from: utc(f.from.value), to: utc(f.to.value) });
 
   async function load() {
     let page = [];
     await section(list, async () => {
-      const body = await get('/api/v1/dlq' + qs({ queue: f.queue.value.trim(), consumerGroup: f.consumerGroup.value.trim(),
-        limit: state.limit, offset: state.offset }));
+      const body = await get('/api/v1/dlq' + qs({ ...filters(), limit: state.limit, offset: state.offset }));
       page = body.messages || [];
-      const rows = localFilter(page);
+      const rows = page;
       return [table([
         { title: 'Failed at', cell: (r) => fmtTime(r.failedAt) },
         { title: 'Queue / partition', cell: (r) => `${r.queue}/${r.partition}` },
@@ -149,20 +148,28 @@ export async function render(main, params) {
     loadSignatures(page);
   }
 
+  // Grouped by the broker over every matching dead letter (not only this page): queue, group and the time window of
+  // the filters; without from, the 30 days before to (or now).
+  // A signature's longest literal run becomes the error filter on click.
   async function loadSignatures(page) {
     await section(sigs, async () => {
+      const { queue, consumerGroup, from, to } = filters();
+      const since = from || new Date((to ? Date.parse(to) : Date.now()) - 30 * 86400e3).toISOString();
       try {
-        const s = await get('/api/v1/analytics/dlq-signatures' + qs({ queue: f.queue.value.trim(), limit: 20 }));
+        const s = await get('/api/v1/analytics/dlq-signatures' + qs({ queue, consumerGroup, from: since, to, limit: 20 }));
         const rows = Array.isArray(s) ? s : s.signatures || [];
+        const narrow = (sig) => String(sig).split(/<[a-z]+>/).map((x) => x.trim()).sort((a, b) => b.length - a.length)[0];
         return table([
-          { title: 'Signature', cell: (r) => h('code', null, r.signature ?? r.error ?? r.errorMessage ?? '') },
-          { title: 'Queue', cell: (r) => r.queue ?? '' },
-          { title: 'Count', num: true, cell: (r) => num(r.count ?? r.total) },
-        ], rows, null, 'No dead letters.');
+          { title: 'Signature', cell: (r) => h('code', null, r.signature ?? '') },
+          { title: 'Queues', cell: (r) => (Array.isArray(r.queues) ? r.queues.join(', ') : r.queue ?? '') },
+          { title: 'Count', num: true, cls: 'sig-count', cell: (r) => num(r.count ?? r.total) },
+          { title: 'Last seen', cell: (r) => fmtTime(r.lastSeen) },
+        ], rows, (r) => ({ class: 'clickable', 'data-signature': r.signature, title: 'filter the list by this error',
+          onclick: () => { f.error.value = narrow(r.signature); state.offset = 0; load(); } }), 'No dead letters.');
       } catch (e) {
         if (!(e instanceof ApiError && e.missingRoute)) throw e;
         const counts = new Map();
-        for (const r of localFilter(page)) { const k = signature(r.errorMessage); counts.set(k, (counts.get(k) || 0) + 1); }
+        for (const r of page) { const k = signature(r.errorMessage); counts.set(k, (counts.get(k) || 0) + 1); }
         const rows = [...counts.entries()].sort((a, b) => b[1] - a[1]);
         return [h('p', { class: 'na' }, 'Signature analytics are not available on this broker; grouped from this page only.'),
           table([{ title: 'Signature', cell: (r) => h('code', null, r[0]) }, { title: 'On this page', num: true, cell: (r) => num(r[1]) }],

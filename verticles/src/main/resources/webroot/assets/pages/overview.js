@@ -2,6 +2,7 @@
 import { get, qs, enc, can } from '../api.js';
 import { h, clear, table, pager, section, num, fmtAge, link, failure } from '../ui.js';
 import { liveChart } from '../chart.js';
+import { nodesTable } from './system.js';
 
 const PAGE = 25;
 const COUNTERS = {
@@ -36,7 +37,7 @@ export async function render(main, params) {
   const rates = h('p', { class: 'muted', id: 'rates' }, 'Measuring…');
   const queuesEl = h('div', { id: 'queues-section' });
   const groupsEl = h('div');
-  const nodesEl = h('div');
+  const nodesEl = h('div', { id: 'nodes-section' });
   const switchesEl = h('div');
   const filter = h('input', { id: 'q-filter', placeholder: 'exact queue name', value: params.get('queue') || '' });
   const state = { offset: Number(params.get('offset') || 0), limit: PAGE };
@@ -93,18 +94,7 @@ export async function render(main, params) {
     groups.length > top.length ? link('#/groups', `all ${groups.length} groups →`) : null];
   });
 
-  section(nodesEl, async () => {
-    const res = await fetch('/health');
-    const hl = await res.json();
-    let shared = null;
-    if (can.admin()) { try { shared = await get('/api/v1/system/shared-state'); } catch { shared = null; } }
-    return [table([
-      { title: 'Node', cell: () => window.location.host },
-      { title: 'Status', cell: (n) => n.status },
-      { title: 'Database', cell: (n) => n.database },
-      { title: 'Version', cell: (n) => n.version },
-    ], [hl]), shared && shared.reason ? h('p', { class: 'muted' }, `cluster state: ${shared.reason}`) : null];
-  });
+  section(nodesEl, async () => nodesTable((await get('/api/v1/system/nodes')).nodes || []));
 
   section(switchesEl, async () => {
     if (!can.admin()) return h('p', { class: 'na' }, 'Needs an admin token.');

@@ -1,6 +1,6 @@
 // System: maintenance switches (push, pop) with the spool state, nodes, PostgreSQL statistics, recent API calls.
 import { get, post, can, describe, calls } from '../api.js';
-import { h, clear, table, section, num, notice, pretty } from '../ui.js';
+import { h, clear, table, section, num, notice, pretty, fmtAge } from '../ui.js';
 
 /** Renders an object of scalars as a two-column table; nested values as JSON. */
 function kv(obj) {
@@ -8,11 +8,24 @@ function kv(obj) {
     Object.entries(obj || {}));
 }
 
+/** The cluster's nodes (GET /api/v1/system/nodes): one row each; a member that did not answer is marked unreachable. */
+export function nodesTable(rows) {
+  return table([
+    { title: 'Node', cell: (n) => n.serverId ?? n.nodeId },
+    { title: 'Reachable', cls: 'reachable', cell: (n) => (n.reachable ? 'yes' : h('span', { class: 'badge on' }, 'NO')) },
+    { title: 'Database', cls: 'database', cell: (n) => n.database ?? '—' },
+    { title: 'Version', cell: (n) => n.version ?? '—' },
+    { title: 'Up', num: true, cell: (n) => fmtAge(n.uptimeSeconds) },
+    { title: 'HTTP', cell: (n) => n.httpUrl ?? (n.httpPort ? `port ${n.httpPort}` : '—') },
+    { title: 'Maintenance', cell: (n) => (n.reachable ? `push ${n.maintenanceMode ? 'ON' : 'off'} · pop ${n.popMaintenanceMode ? 'ON' : 'off'}` : '—') },
+  ], rows, (n) => ({ 'data-node': n.serverId ?? n.nodeId, 'data-reachable': String(!!n.reachable) }), 'No nodes.');
+}
+
 export async function render(main) {
   const sw = h('div', { id: 'switches' });
-  const spool = h('div');
+  const spool = h('div', { id: 'spool' });
   const nodes = h('div');
-  const pg = h('div');
+  const pg = h('div', { id: 'pg-stats' });
   const log = h('div');
   clear(main, h('h1', null, 'System'),
     h('section', { class: 'card' }, h('h2', null, 'Maintenance switches'), sw),
@@ -41,19 +54,35 @@ export async function render(main) {
   }
   loadSwitches();
   section(spool, async () => {
-    try { return kv(await get('/api/v1/status/buffers')); }
-    catch (e) {
+    let b;
+    try { b = await get('/api/v1/status/buffers'); } catch (e) {
       if (!can.admin()) throw e;
       return kv((await get('/api/v1/system/maintenance')).bufferStats || {});
     }
+    if (!Array.isArray(b.nodes)) return kv(b);
+    return [table([
+      { title: 'Node', cell: (n) => n.nodeId },
+      { title: 'Waiting events', num: true, cell: (n) => num(n.pendingEvents) },
+      { title: 'Files', num: true, cell: (n) => num(n.files) },
+      { title: 'Failed', num: true, cell: (n) => num(n.failedEvents) },
+      { title: 'Replays', cell: (n) => (n.healthy ? 'healthy' : 'failing') },
+    ], b.nodes, (n) => ({ 'data-spool-node': n.nodeId }), 'No nodes.'),
+    h('p', { class: 'muted' }, `spool ${b.healthy ? 'healthy' : 'unhealthy'} on every node`)];
   });
-  section(nodes, async () => {
-    const hl = await (await fetch('/health')).json();
-    let shared = {};
-    if (can.admin()) { try { shared = await get('/api/v1/system/shared-state'); } catch { shared = {}; } }
-    return [kv({ node: window.location.host, ...hl }), shared.reason ? h('p', { class: 'muted' }, 'cluster: ' + shared.reason) : null];
+  section(nodes, async () => nodesTable((await get('/api/v1/system/nodes')).nodes || []));
+  section(pg, async () => {
+    const s = await get('/api/v1/analytics/postgres-stats');
+    const db = s.database || {};
+    const c = s.connections || {};
+    return [h('p', null, `${s.version || ''} · database ${db.name ?? ''} · ${num(db.sizeBytes)} bytes · cache hit `
+        + `${db.cacheHitRatio == null ? '—' : (db.cacheHitRatio * 100).toFixed(1) + ' %'} · commits ${num(db.commits)}`
+        + ` · rollbacks ${num(db.rollbacks)} · deadlocks ${num(db.deadlocks)}`),
+      h('p', null, `connections: ${num(c.total)} of ${num(c.max)} (${num(c.active)} active, ${num(c.idle)} idle, `
+        + `${num(c.idleInTransaction)} idle in transaction, ${num(c.waiting)} waiting)`),
+      table(Object.keys((s.tables || [])[0] || { table: '' }).map((k) => ({ title: k, num: k !== 'table',
+        cell: (t) => (k === 'table' ? t[k] : num(t[k])) })), (s.tables || []).slice(0, 15),
+      (t) => ({ 'data-table': t.table }), 'No tables.')];
   });
-  section(pg, async () => kv(await get('/api/v1/analytics/postgres-stats')));
   const showLog = () => clear(log, table([
     { title: 'Call', cell: (c) => `${c.method} ${c.path}` }, { title: 'Status', num: true, cell: (c) => c.status },
     { title: 'Rows', num: true, cell: (c) => (c.rows === null ? '' : c.rows) }, { title: 'ms', num: true, cell: (c) => c.ms },

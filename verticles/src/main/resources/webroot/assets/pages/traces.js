@@ -12,6 +12,7 @@ export function timeline(traces) {
   const t0 = at(sorted[0]);
   return h('ol', { class: 'timeline' }, sorted.map((t) => h('li', null,
     h('b', null, t.eventType || t.event_type || 'event'), ` +${((at(t) - t0) / 1000).toFixed(3)} s · ${fmtTime(t.createdAt || t.created_at)}`,
+    t.queue_name ? ` · ${t.queue_name}/${t.partition_name ?? ''}` : '',
     t.consumerGroup || t.consumer_group ? ` · ${t.consumerGroup || t.consumer_group}` : '',
     (t.traceNames || t.trace_names || []).length ? ` · ${(t.traceNames || t.trace_names).join(', ')}` : '',
     h('pre', null, JSON.stringify(t.data ?? t, null, 2)))));
@@ -36,11 +37,13 @@ export async function render(main, params) {
   async function loadNames() {
     await section(names, async () => {
       const r = await get('/api/v1/traces/names' + qs({ limit: ns.limit, offset: ns.offset }));
-      const rows = (r.names || r.traceNames || []).map((n) => (typeof n === 'string' ? { name: n } : n));
+      const rows = (r.trace_names || r.names || []).map((n) => (typeof n === 'string' ? { trace_name: n } : n));
       return [table([
-        { title: 'Name', cell: (n) => link('#/traces?name=' + enc(n.name || n.trace_name), n.name || n.trace_name) },
-        { title: 'Events', num: true, cell: (n) => n.count ?? n.total ?? '' },
-      ], rows, null, 'No traces recorded.'), pager(ns, rows.length, (o) => { ns.offset = o; loadNames(); })];
+        { title: 'Name', cell: (n) => link('#/traces?name=' + enc(n.trace_name), n.trace_name) },
+        { title: 'Events', num: true, cell: (n) => n.trace_count ?? '' },
+        { title: 'Messages', num: true, cell: (n) => n.message_count ?? '' },
+        { title: 'Last seen', cell: (n) => fmtTime(n.last_seen) },
+      ], rows, (n) => ({ 'data-trace-name': n.trace_name }), 'No traces recorded.'), pager(ns, rows.length, (o) => { ns.offset = o; loadNames(); })];
     });
   }
   const bs = { offset: 0, limit: PAGE };

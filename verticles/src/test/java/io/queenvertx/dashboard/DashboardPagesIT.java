@@ -59,5 +59,8 @@ class DashboardPagesIT {
     settles("traces", "Traces");
     settles("system", "System");
     browser.waitText("#switches", "Push maintenance is off");
+    browser.waitFor("#spool tr[data-spool-node='" + node.node().config().serverId() + "']");
+    browser.waitFor("#pg-stats tr[data-table]");
+    browser.waitText("#pg-stats", "connections: ");
   }
 }
