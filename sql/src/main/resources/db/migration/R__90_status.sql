@@ -4,7 +4,8 @@
 -- the JSON the route passes through verbatim (§1.4: an "error" containing "not found" becomes a 404).
 --
 -- Cost model: only offset arithmetic over log_partitions / log_consumers, PK probes of log_segments (one row per
--- partition and cursor, for the age of the oldest unconsumed segment) and index counts of log_dlq. No segment is
+-- partition and cursor, for the age of the oldest unconsumed segment), index counts of log_dlq and, for
+-- /status/queues, one index probe per partition for the oldest dead letter. No segment is
 -- aggregated in full, no blob is read, no history table exists to consult.
 --
 -- Figures (queue mode, per partition; cur = LEAST(GREATEST(committed, log_start - 1), last_offset)):
@@ -112,6 +113,22 @@ AS $$
            COALESCE(avg(s.lag_seconds) FILTER (WHERE s.lag_seconds > 0), 0),
            count(*) FILTER (WHERE s.lag_seconds > 0)
     FROM queen._st_parts_of(p_qid) s
+$$;
+
+-- failed_at of the oldest dead letter of a queue (any group), NULL when it has none: one backward probe of
+-- idx_log_dlq_partition_failed_at (partition_id, failed_at DESC) per partition, never a scan of the queue's DLQ rows.
+CREATE OR REPLACE FUNCTION queen._st_dlq_oldest(p_qid uuid)
+RETURNS timestamptz
+LANGUAGE sql STABLE
+AS $$
+    SELECT min(o.failed_at)
+    FROM queen.log_partitions p
+    CROSS JOIN LATERAL (
+        SELECT dl.failed_at FROM queen.log_dlq dl
+        WHERE dl.partition_id = p.id
+        ORDER BY dl.failed_at LIMIT 1
+    ) o
+    WHERE p.queue_id = p_qid
 $$;
 
 -- ---------------------------------------------------------------------------------------------------------------------
@@ -262,6 +279,7 @@ AS $$
 $$;
 
 -- GET /api/v1/status/queues?limit=100&offset=0: ordered by queue name; limit clamped to [0, 10000], offset >= 0.
+-- dlqOldestAt: the failed_at of the queue's oldest dead letter (null when none), for the queues of the page only.
 CREATE OR REPLACE FUNCTION queen.status_queues(p_tenant uuid, p_queue text, p_ns text, p_task text,
                                        p_limit integer, p_offset integer)
 RETURNS jsonb
@@ -279,7 +297,8 @@ AS $$
                                                       'processing', a.processing, 'completed', a.completed,
                                                       'failed', a.failed, 'deadLetter', a.dead_letter),
                        'leases', jsonb_build_object('active', a.leases),
-                       'lag', jsonb_build_object('maxSeconds', a.lag_max, 'avgSeconds', round(a.lag_avg, 3)))
+                       'lag', jsonb_build_object('maxSeconds', a.lag_max, 'avgSeconds', round(a.lag_avg, 3)),
+                       'dlqOldestAt', queen._log_ts(queen._st_dlq_oldest(page.qid)))
                    ORDER BY page.qname)
             FROM page CROSS JOIN LATERAL queen._st_queue_agg(page.qid) a), '[]'::jsonb),
         'pagination', jsonb_build_object('limit', lim.l, 'offset', lim.o))

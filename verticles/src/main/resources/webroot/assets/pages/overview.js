@@ -1,4 +1,5 @@
-// Overview: live throughput, the queue list with depth / in-flight / DLQ, lagging groups, node health, switches.
+// Overview: live throughput, the queue list with depth / in-flight / DLQ depth and oldest dead letter, lagging groups,
+// node health, switches.
 import { get, qs, enc, can } from '../api.js';
 import { h, clear, table, pager, section, num, fmtAge, link, failure } from '../ui.js';
 import { liveChart } from '../chart.js';
@@ -29,6 +30,14 @@ async function prometheus() {
   const res = await fetch('/metrics/prometheus');
   if (!res.ok) throw new Error('metrics answered ' + res.status);
   return counters(await res.text());
+}
+
+/** How long ago an ISO time was, as text with the time itself as the title; '—' for none. */
+function sinceIso(iso) {
+  if (!iso) return '—';
+  const at = Date.parse(iso);
+  if (isNaN(at)) return String(iso);
+  return h('span', { title: iso }, fmtAge(Math.max(0, (Date.now() - at) / 1000)));
 }
 
 export async function render(main, params) {
@@ -75,6 +84,7 @@ export async function render(main, params) {
         { title: 'In flight', num: true, cls: 'inflight', cell: (q) => num(q.messages.processing) },
         { title: 'DLQ', num: true, cls: 'dlq', cell: (q) => q.messages.deadLetter
           ? link('#/dlq?queue=' + enc(q.name), num(q.messages.deadLetter)) : '0' },
+        { title: 'Oldest DLQ', num: true, cls: 'dlq-oldest', cell: (q) => sinceIso(q.dlqOldestAt) },
         { title: 'Oldest unconsumed', num: true, cell: (q) => fmtAge(q.lag && q.lag.maxSeconds) },
       ], rows, (q) => ({ 'data-queue': q.name }), 'No queues.'),
       pager(state, rows.length, (off) => { state.offset = off; loadQueues(); })];

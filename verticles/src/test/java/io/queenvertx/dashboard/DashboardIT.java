@@ -3,6 +3,7 @@ package io.queenvertx.dashboard;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.queenvertx.testing.NodeFixture;
+import io.queenvertx.testing.TestDatabase;
 import io.queenvertx.testing.TestNode;
 import io.vertx.core.json.JsonObject;
 import java.util.Map;
@@ -42,8 +43,18 @@ class DashboardIT {
     String q = unique("orders");
     for (int i = 0; i < 3; i++) Fixtures.push(node, q, q + "-" + i, new JsonObject().put("amount", 40 + i), Map.of());
     Fixtures.push(node, unique("billing.invoices"), "inv-1", new JsonObject().put("amount", 1), Map.of());
+    String failing = unique("charges");
+    Fixtures.deadLetters(node, failing, 2, Map.of());
+    String oldest = TestDatabase.queryString(Fixtures.db(node), "SELECT queen._log_ts(failed_at) FROM queen.log_dlq "
+        + "WHERE transaction_id = '" + failing + "-1'");
     browser.page("");
     browser.waitText("tr[data-queue='" + q + "'] td.depth", "3");
+    // the oldest dead letter's age (the fixture files it an hour ago) with its time as the title; none for q
+    browser.waitText("tr[data-queue='" + failing + "'] td.dlq-oldest", "1.0 h");
+    assertThat(browser.driver.findElement(By.cssSelector("tr[data-queue='" + failing + "'] td.dlq-oldest span"))
+        .getAttribute("title")).isEqualTo(oldest);
+    assertThat(browser.driver.findElement(By.cssSelector("tr[data-queue='" + q + "'] td.dlq-oldest")).getText())
+        .isEqualTo("—");
     browser.waitFor("#throughput-chart .uplot");
     browser.screenshot("overview");
   }

@@ -320,6 +320,41 @@ class StatusRoutesIT {
   }
 
   @Test
+  void statusQueuesGivesTheOldestDeadLetterTimeOfEachQueue() {
+    String id = shortId();
+    var h = tenant();
+    String dlq = "stdlq" + id;
+    String clean = "stclean" + id;
+    configure(h, dlq, new JsonObject().put("retryLimit", 0));
+    push(h, item(dlq, "p1", 1, "d1"));
+    push(h, item(dlq, "p2", 2, "d2"));
+    push(h, item(clean, null, 3, "c1"));
+    // the first dead letter is on p2, the second (later) one on p1: the oldest is not the first partition's
+    for (String part : List.of("p2", "p1")) {
+      JsonObject m = only(pop(h, "/api/v1/pop/queue/" + dlq + "/partition/" + part + "?batch=1"));
+      assertThat(ack(h, ackBody(m, "failed").put("error", "boom")).getBoolean("dlq")).isTrue();
+    }
+    String first = failedAt(dlq, "d2");
+    String second = failedAt(dlq, "d1");
+    assertThat(first).matches(ISO).isLessThan(second);
+
+    JsonArray qs = node.get("/api/v1/status/queues", h).json().getJsonArray("queues");
+    assertThat(byKey(qs, "name", dlq).getString("dlqOldestAt")).isEqualTo(first);
+    JsonObject cleanRow = byKey(qs, "name", clean);
+    assertThat(cleanRow.containsKey("dlqOldestAt")).as("the key is present, null: %s", cleanRow).isTrue();
+    assertThat(cleanRow.getValue("dlqOldestAt")).isNull();
+    assertThat(node.get("/api/v1/status/queues?queue=" + dlq, tenant()).json().getJsonArray("queues"))
+        .as("another tenant sees no such queue").isEmpty();
+  }
+
+  /** The failed_at of a queue's dead letter, in the status routes' timestamp form. */
+  static String failedAt(String queue, String txn) {
+    return TestDatabase.queryString(TestDatabase.get().shared(), "SELECT queen._log_ts(d.failed_at) FROM "
+        + "queen.log_dlq d JOIN queen.log_partitions p ON p.id = d.partition_id JOIN queen.queues q ON "
+        + "q.id = p.queue_id WHERE q.name = '" + queue + "' AND d.transaction_id = '" + txn + "'");
+  }
+
+  @Test
   void statusQueueDetailOrA404() {
     Fixture f = fixture();
     Reply r = node.get("/api/v1/status/queues/" + f.orders(), f.h());
