@@ -24,24 +24,20 @@ RETURNS jsonb
 LANGUAGE plpgsql STABLE
 AS $$
 DECLARE
-    v_tenant uuid    := COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001');
-    f        jsonb   := CASE WHEN jsonb_typeof(p_filter) = 'object' THEN p_filter ELSE '{}'::jsonb END;
-    v_queue  text    := NULLIF(f->>'queue', '');
-    v_group  text    := NULLIF(f->>'consumerGroup', '');
-    v_part   text    := NULLIF(f->>'partition', '');
-    v_err    text    := lower(NULLIF(f->>'error', ''));
-    v_page   record;
+    v_page   record  := queen._msg_page(p_tenant, p_filter, 2, 100, NULL, NULL);
+    v_group  text    := NULLIF(v_page.f->>'consumerGroup', '');
+    v_err    text    := lower(NULLIF(v_page.f->>'error', ''));
     v_msgs   jsonb;
     v_n      integer;
     l_ts     timestamptz;
     l_id     uuid;
 BEGIN
-    v_page := queen._msg_page(f, 2, 100, NULL, NULL);
     IF v_page.error IS NOT NULL THEN
         RETURN jsonb_build_object('error', v_page.error);
     END IF;
     IF v_page.ts_from > v_page.ts_to THEN
-        RETURN jsonb_build_object('error', 'invalid from: ' || (f->>'from') || ' is after to: ' || (f->>'to'));
+        RETURN jsonb_build_object('error', 'invalid from: ' || (v_page.f->>'from') || ' is after to: '
+                                           || (v_page.f->>'to'));
     END IF;
 
     WITH page AS (
@@ -50,10 +46,10 @@ BEGIN
         FROM queen.log_dlq d
         JOIN queen.log_partitions p ON p.id = d.partition_id
         JOIN queen.queues q ON q.id = p.queue_id
-        WHERE q.tenant_id = v_tenant
-          AND (v_queue IS NULL OR q.name = v_queue)
+        WHERE q.tenant_id = v_page.tenant
+          AND (v_page.queue IS NULL OR q.name = v_page.queue)
           AND (v_group IS NULL OR d.consumer_group = v_group)
-          AND (v_part IS NULL OR p.name = v_part)
+          AND (v_page.part IS NULL OR p.name = v_page.part)
           AND (v_err IS NULL OR strpos(lower(COALESCE(d.error, '')), v_err) > 0)
           AND (v_page.ts_from IS NULL OR d.failed_at >= v_page.ts_from)
           AND (v_page.ts_to IS NULL OR d.failed_at < v_page.ts_to)
