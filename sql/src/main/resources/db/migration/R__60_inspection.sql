@@ -5,8 +5,8 @@
 --   list_messages             GET    /api/v1/messages                       (log_txns exploded to frames, no decode)
 --   message_detail            GET    /api/v1/messages/:pid/:txn             (offset resolution + management detail)
 --   log_segments_newest              purged-txns fallback: the broker pages newest-first through segment blobs
---   delete_message            DELETE /api/v1/messages/:pid/:txn             (every group's DLQ row of the address)
--- The dead-letter functions, and the message retry (log_dlq_move), are in R__70_dlq.sql.
+-- The dead-letter functions, the message retry (log_dlq_move) and delete_message (DELETE /api/v1/messages/:pid/:txn,
+-- which removes DLQ rows only) are in R__70_dlq.sql.
 --
 --
 -- SQL never hashes and never decodes a blob: the broker sends xxh3-128 hashes and decodes segments itself.
@@ -462,24 +462,4 @@ AS $$
       AND (p_before IS NULL OR s.base_offset < p_before)
     ORDER BY s.base_offset DESC
     LIMIT GREATEST(COALESCE(p_limit, 100), 0)
-$$;
-
--- ---------------------------------------------------------------------------------------------------------------------
--- DELETE /api/v1/messages/:partitionId/:transactionId  (DLQ rows only, every consumer group of the address)
--- ---------------------------------------------------------------------------------------------------------------------
-CREATE OR REPLACE FUNCTION queen.delete_message(p_tenant uuid, p_pid uuid, p_txn text)
-RETURNS jsonb
-LANGUAGE sql
-AS $$
-    WITH del AS (
-        DELETE FROM queen.log_dlq d
-        USING queen.log_partitions p, queen.queues q
-        WHERE d.partition_id = p_pid
-          AND d.transaction_id = p_txn
-          AND p.id = d.partition_id
-          AND q.id = p.queue_id
-          AND q.tenant_id = COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001')
-        RETURNING d.id
-    )
-    SELECT jsonb_build_object('deleted', (SELECT count(*) FROM del))
 $$;
