@@ -5,8 +5,8 @@
 --   list_messages             GET    /api/v1/messages                       (log_txns exploded to frames, no decode)
 --   message_detail            GET    /api/v1/messages/:pid/:txn             (offset resolution + management detail)
 --   log_segments_newest              purged-txns fallback: the broker pages newest-first through segment blobs
---   delete_message            DELETE /api/v1/messages/:pid/:txn             (every group's DLQ row of the address)
--- The dead-letter functions, and the message retry (log_dlq_move), are in R__70_dlq.sql.
+-- The dead-letter functions, the message retry (log_dlq_move) and delete_message (DELETE /api/v1/messages/:pid/:txn,
+-- which removes DLQ rows only) are in R__70_dlq.sql.
 --
 --
 -- SQL never hashes and never decodes a blob: the broker sends xxh3-128 hashes and decodes segments itself.
@@ -76,32 +76,40 @@ AS $$
     END
 $$;
 
--- The paging part of a listing filter, checked once for both listings (messages: cursor kind 1, DLQ: kind 2): limit
--- (p_limit when absent or < 1, at most 10000), offset (>= 0; 0 when a cursor is given), from / to (p_from / p_to when
--- absent) and the decoded cursor. error is set, and the rest is not to be used, when from, to or the cursor is invalid.
-CREATE OR REPLACE FUNCTION queen._msg_page(p_filter jsonb, p_kind integer, p_limit integer, p_from timestamptz,
-                                           p_to timestamptz, OUT lim integer, OUT off integer, OUT ts_from timestamptz,
-                                           OUT ts_to timestamptz, OUT c_ts timestamptz, OUT c_id uuid, OUT c_off bigint,
-                                           OUT error text)
+-- The common part of a listing request, read once for both listings (messages: cursor kind 1, DLQ: kind 2): the
+-- tenant (the default tenant when NULL), the filter object f (p_filter, or {} when that is not a JSON object), the
+-- exact queue and partition names (NULL when absent or empty), then the paging: limit (p_limit when absent or < 1, at
+-- most 10000), offset (>= 0; 0 when a cursor is given), from / to (p_from / p_to when absent) and the decoded cursor.
+-- error is set, and the paging columns are not to be used, when from, to or the cursor is invalid.
+DROP FUNCTION IF EXISTS queen._msg_page(jsonb, integer, integer, timestamptz, timestamptz);
+CREATE OR REPLACE FUNCTION queen._msg_page(p_tenant uuid, p_filter jsonb, p_kind integer, p_limit integer,
+                                           p_from timestamptz, p_to timestamptz, OUT tenant uuid, OUT f jsonb,
+                                           OUT queue text, OUT part text, OUT lim integer, OUT off integer,
+                                           OUT ts_from timestamptz, OUT ts_to timestamptz, OUT c_ts timestamptz,
+                                           OUT c_id uuid, OUT c_off bigint, OUT error text)
 LANGUAGE plpgsql STABLE
 AS $$
 DECLARE
     v_key text := 'from'; -- the bound being parsed, named by the error
 BEGIN
-    lim := queen._msg_int(p_filter->>'limit', p_limit);
-    off := GREATEST(queen._msg_int(p_filter->>'offset', 0), 0);
+    tenant := COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001');
+    f := CASE WHEN jsonb_typeof(p_filter) = 'object' THEN p_filter ELSE '{}'::jsonb END;
+    queue := NULLIF(f->>'queue', '');
+    part := NULLIF(f->>'partition', '');
+    lim := queen._msg_int(f->>'limit', p_limit);
+    off := GREATEST(queen._msg_int(f->>'offset', 0), 0);
     IF lim < 1 THEN lim := p_limit; END IF;
     IF lim > 10000 THEN lim := 10000; END IF;
     BEGIN
-        ts_from := COALESCE(queen._msg_ts_in(p_filter->>'from'), p_from);
+        ts_from := COALESCE(queen._msg_ts_in(f->>'from'), p_from);
         v_key := 'to';
-        ts_to := COALESCE(queen._msg_ts_in(p_filter->>'to'), p_to);
+        ts_to := COALESCE(queen._msg_ts_in(f->>'to'), p_to);
     EXCEPTION WHEN OTHERS THEN -- variables keep their values: v_key names the bound that failed
-        error := 'invalid ' || v_key || ': ' || (p_filter->>v_key);
+        error := 'invalid ' || v_key || ': ' || (f->>v_key);
         RETURN;
     END;
-    IF NULLIF(btrim(p_filter->>'cursor'), '') IS NOT NULL THEN
-        SELECT x.ts, x.id, x.off INTO c_ts, c_id, c_off FROM queen._msg_cursor_decode(p_kind, p_filter->>'cursor') x;
+    IF NULLIF(btrim(f->>'cursor'), '') IS NOT NULL THEN
+        SELECT x.ts, x.id, x.off INTO c_ts, c_id, c_off FROM queen._msg_cursor_decode(p_kind, f->>'cursor') x;
         IF c_ts IS NULL THEN
             error := 'invalid cursor';
             RETURN;
@@ -133,16 +141,13 @@ LANGUAGE plpgsql STABLE
 SET plan_cache_mode = force_custom_plan
 AS $$
 DECLARE
-    v_tenant  uuid    := COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001');
-    f         jsonb   := CASE WHEN jsonb_typeof(p_filter) = 'object' THEN p_filter ELSE '{}'::jsonb END;
-    v_queue   text    := NULLIF(f->>'queue', '');
-    v_part    text    := NULLIF(f->>'partition', '');
-    v_ns      text    := NULLIF(COALESCE(NULLIF(f->>'namespace', ''), f->>'ns'), '');
-    v_task    text    := NULLIF(f->>'task', '');
-    v_status  text    := NULLIF(lower(btrim(f->>'status')), '');
+    v_page    record  := queen._msg_page(p_tenant, p_filter, 1, 200, now() - interval '1 hour',
+                                         date_trunc('minute', now()) + interval '1 minute');
+    v_ns      text    := NULLIF(COALESCE(NULLIF(v_page.f->>'namespace', ''), v_page.f->>'ns'), '');
+    v_task    text    := NULLIF(v_page.f->>'task', '');
+    v_status  text    := NULLIF(lower(btrim(v_page.f->>'status')), '');
     v_limit   integer;
     v_offset  integer;
-    v_page    record;
     v_from    timestamptz;
     v_to      timestamptz;
     v_inner   bigint;
@@ -160,7 +165,6 @@ DECLARE
     l_pid     uuid;
     l_off     bigint;
 BEGIN
-    v_page := queen._msg_page(f, 1, 200, now() - interval '1 hour', date_trunc('minute', now()) + interval '1 minute');
     IF v_page.error IS NOT NULL THEN
         RETURN jsonb_build_object('error', v_page.error);
     END IF;
@@ -183,9 +187,9 @@ BEGIN
     SELECT COALESCE(array_agg(p.id), '{}') INTO v_pids
     FROM queen.queues q
     JOIN queen.log_partitions p ON p.queue_id = q.id
-    WHERE q.tenant_id = v_tenant
-      AND (v_queue IS NULL OR q.name = v_queue)
-      AND (v_part IS NULL OR p.name = v_part)
+    WHERE q.tenant_id = v_page.tenant
+      AND (v_page.queue IS NULL OR q.name = v_page.queue)
+      AND (v_page.part IS NULL OR p.name = v_page.part)
       AND (v_ns IS NULL OR COALESCE(NULLIF(q.namespace, ''), queen._log_name_ns(q.name)) = v_ns)
       AND (v_task IS NULL OR COALESCE(NULLIF(q.task, ''), queen._log_name_task(q.name)) = v_task);
 
@@ -458,24 +462,4 @@ AS $$
       AND (p_before IS NULL OR s.base_offset < p_before)
     ORDER BY s.base_offset DESC
     LIMIT GREATEST(COALESCE(p_limit, 100), 0)
-$$;
-
--- ---------------------------------------------------------------------------------------------------------------------
--- DELETE /api/v1/messages/:partitionId/:transactionId  (DLQ rows only, every consumer group of the address)
--- ---------------------------------------------------------------------------------------------------------------------
-CREATE OR REPLACE FUNCTION queen.delete_message(p_tenant uuid, p_pid uuid, p_txn text)
-RETURNS jsonb
-LANGUAGE sql
-AS $$
-    WITH del AS (
-        DELETE FROM queen.log_dlq d
-        USING queen.log_partitions p, queen.queues q
-        WHERE d.partition_id = p_pid
-          AND d.transaction_id = p_txn
-          AND p.id = d.partition_id
-          AND q.id = p.queue_id
-          AND q.tenant_id = COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001')
-        RETURNING d.id
-    )
-    SELECT jsonb_build_object('deleted', (SELECT count(*) FROM del))
 $$;

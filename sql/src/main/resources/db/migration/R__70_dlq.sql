@@ -5,6 +5,7 @@
 
 --   get_dlq_messages          GET    /api/v1/dlq
 --   purge_dlq                 DELETE /api/v1/dlq?queue=&consumerGroup=
+--   delete_message            DELETE /api/v1/messages/:pid/:txn             (every group's DLQ row of the address)
 --   dlq_row / dlq_newest_for_address   row lookups in front of a move (tenant predicate through _dlq_rows)
 --   log_dlq_move                     POST /api/v1/dlq/:id/replay and POST /api/v1/messages/:pid/:txn/retry
 --   dlq_redrive_*                    the bulk redrive tasks (RedriveVerticle)
@@ -24,36 +25,29 @@ RETURNS jsonb
 LANGUAGE plpgsql STABLE
 AS $$
 DECLARE
-    v_tenant uuid    := COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001');
-    f        jsonb   := CASE WHEN jsonb_typeof(p_filter) = 'object' THEN p_filter ELSE '{}'::jsonb END;
-    v_queue  text    := NULLIF(f->>'queue', '');
-    v_group  text    := NULLIF(f->>'consumerGroup', '');
-    v_part   text    := NULLIF(f->>'partition', '');
-    v_err    text    := lower(NULLIF(f->>'error', ''));
-    v_page   record;
-    v_msgs   jsonb;
-    v_n      integer;
-    l_ts     timestamptz;
-    l_id     uuid;
+    v_page   record  := queen._msg_page(p_tenant, p_filter, 2, 100, NULL, NULL);
+    v_group  text    := NULLIF(v_page.f->>'consumerGroup', '');
+    v_err    text    := lower(NULLIF(v_page.f->>'error', ''));
 BEGIN
-    v_page := queen._msg_page(f, 2, 100, NULL, NULL);
     IF v_page.error IS NOT NULL THEN
         RETURN jsonb_build_object('error', v_page.error);
     END IF;
     IF v_page.ts_from > v_page.ts_to THEN
-        RETURN jsonb_build_object('error', 'invalid from: ' || (f->>'from') || ' is after to: ' || (f->>'to'));
+        RETURN jsonb_build_object('error', 'invalid from: ' || (v_page.f->>'from') || ' is after to: '
+                                           || (v_page.f->>'to'));
     END IF;
 
-    WITH page AS (
+    -- One statement builds the reply: the page's rows, their count, and the cursor of its last row when it is full.
+    RETURN (WITH page AS (
         SELECT d.id, d.transaction_id, d.partition_id, q.name AS qname, p.name AS pname, d.consumer_group, d.error,
                COALESCE(d.retry_count, q.retry_limit) AS retry_count, d.payload, d.failed_at
         FROM queen.log_dlq d
         JOIN queen.log_partitions p ON p.id = d.partition_id
         JOIN queen.queues q ON q.id = p.queue_id
-        WHERE q.tenant_id = v_tenant
-          AND (v_queue IS NULL OR q.name = v_queue)
+        WHERE q.tenant_id = v_page.tenant
+          AND (v_page.queue IS NULL OR q.name = v_page.queue)
           AND (v_group IS NULL OR d.consumer_group = v_group)
-          AND (v_part IS NULL OR p.name = v_part)
+          AND (v_page.part IS NULL OR p.name = v_page.part)
           AND (v_err IS NULL OR strpos(lower(COALESCE(d.error, '')), v_err) > 0)
           AND (v_page.ts_from IS NULL OR d.failed_at >= v_page.ts_from)
           AND (v_page.ts_to IS NULL OR d.failed_at < v_page.ts_to)
@@ -61,7 +55,8 @@ BEGIN
         ORDER BY d.failed_at DESC, d.id DESC
         LIMIT v_page.lim OFFSET v_page.off
     )
-    SELECT COALESCE(jsonb_agg(jsonb_build_object(
+    SELECT jsonb_build_object(
+        'messages', COALESCE(jsonb_agg(jsonb_build_object(
                'id', pg.id,
                'transactionId', pg.transaction_id,
                'partitionId', pg.partition_id,
@@ -75,51 +70,23 @@ BEGIN
                'createdAt', queen._msg_ts(pg.failed_at),
                'failedAt', queen._msg_ts(pg.failed_at))
              ORDER BY pg.failed_at DESC, pg.id DESC), '[]'::jsonb),
-           count(*),
-           (array_agg(pg.failed_at ORDER BY pg.failed_at, pg.id))[1],
-           (array_agg(pg.id ORDER BY pg.failed_at, pg.id))[1]
-    INTO v_msgs, v_n, l_ts, l_id
-    FROM page pg;
-
-    RETURN jsonb_build_object(
-        'messages', v_msgs,
         'pagination', jsonb_build_object('limit', v_page.lim, 'offset', v_page.off),
-        'total', v_n,
-        'nextCursor', CASE WHEN v_n = v_page.lim THEN queen._msg_cursor_encode(2, l_ts, l_id, 0) END);
+        'total', count(*),
+        'nextCursor', CASE WHEN count(*) = v_page.lim THEN queen._msg_cursor_encode(2,
+                          (array_agg(pg.failed_at ORDER BY pg.failed_at, pg.id))[1],
+                          (array_agg(pg.id ORDER BY pg.failed_at, pg.id))[1], 0) END)
+    FROM page pg);
 END;
 $$;
 
 -- ---------------------------------------------------------------------------------------------------------------------
--- DELETE /api/v1/dlq?queue=<exact>&consumerGroup=<optional>
--- ---------------------------------------------------------------------------------------------------------------------
-
--- Exact queue name under the tenant; p_group NULL or '' = every group. An empty queue deletes nothing (never a
--- tenant-wide purge).
-CREATE OR REPLACE FUNCTION queen.purge_dlq(p_tenant uuid, p_queue text, p_group text)
-RETURNS jsonb
-LANGUAGE sql
-AS $$
-    WITH del AS (
-        DELETE FROM queen.log_dlq d
-        USING queen.log_partitions p, queen.queues q
-        WHERE p.id = d.partition_id
-          AND q.id = p.queue_id
-          AND q.tenant_id = COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001')
-          AND q.name = NULLIF(p_queue, '')
-          AND (NULLIF(p_group, '') IS NULL OR d.consumer_group = p_group)
-        RETURNING d.id
-    )
-    SELECT jsonb_build_object('deleted', (SELECT count(*) FROM del))
-$$;
-
--- ---------------------------------------------------------------------------------------------------------------------
--- Row lookups in front of a move
+-- The tenant's rows: deletes, and the row lookups in front of a move
 -- ---------------------------------------------------------------------------------------------------------------------
 DROP FUNCTION IF EXISTS queen._dlq_row_by_id(uuid, uuid);
 
 -- The tenant's dead-letter rows with their queue and partition names (log_dlq has no FK: joined through log_partitions
--- and queues). Plain SQL and STABLE: the planner inlines it into the two lookups below, which add their predicates
--- (a primary-key probe; an index range on the address).
+-- and queues). Plain SQL and STABLE: the planner inlines it into the deletes and the two lookups below, which add
+-- their predicates (a queue name; an index range on the address; a primary-key probe).
 CREATE OR REPLACE FUNCTION queen._dlq_rows(p_tenant uuid)
 RETURNS TABLE (id uuid, partition_id uuid, queue text, partition text, consumer_group text, transaction_id text,
                message_id uuid, payload text, "offset" bigint, retry_count integer, failed_at timestamptz)
@@ -131,6 +98,39 @@ AS $$
     JOIN queen.log_partitions p ON p.id = d.partition_id
     JOIN queen.queues q ON q.id = p.queue_id
     WHERE q.tenant_id = COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001')
+$$;
+
+-- Delete the dead-letter rows of p_ids (ids the caller took from _dlq_rows, so only the tenant's): {"deleted": n}.
+CREATE OR REPLACE FUNCTION queen._dlq_delete(p_ids uuid[])
+RETURNS jsonb
+LANGUAGE sql
+AS $$
+    WITH del AS (
+        DELETE FROM queen.log_dlq d WHERE d.id = ANY (p_ids)
+        RETURNING d.id
+    )
+    SELECT jsonb_build_object('deleted', (SELECT count(*) FROM del))
+$$;
+
+-- DELETE /api/v1/dlq?queue=<exact>&consumerGroup=<optional>: exact queue name under the tenant; p_group NULL or '' =
+-- every group. An empty queue deletes nothing (never a tenant-wide purge).
+CREATE OR REPLACE FUNCTION queen.purge_dlq(p_tenant uuid, p_queue text, p_group text)
+RETURNS jsonb
+LANGUAGE sql
+AS $$
+    SELECT queen._dlq_delete(ARRAY(
+        SELECT r.id FROM queen._dlq_rows(p_tenant) r
+        WHERE r.queue = NULLIF(p_queue, '') AND (NULLIF(p_group, '') IS NULL OR r.consumer_group = p_group)))
+$$;
+
+-- DELETE /api/v1/messages/:pid/:txn: every consumer group's dead-letter row of one message address (partition id,
+-- transaction id) under the tenant.
+CREATE OR REPLACE FUNCTION queen.delete_message(p_tenant uuid, p_pid uuid, p_txn text)
+RETURNS jsonb
+LANGUAGE sql
+AS $$
+    SELECT queen._dlq_delete(ARRAY(
+        SELECT r.id FROM queen._dlq_rows(p_tenant) r WHERE r.partition_id = p_pid AND r.transaction_id = p_txn))
 $$;
 
 -- Row by id (text, as the route received it). PostgreSQL's uuid input decides what parses (braces, no hyphens,

@@ -112,6 +112,21 @@ AS $$
            || CASE WHEN p_secs IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('bucketSeconds', p_secs) END
 $$;
 
+-- The signature of an error text: the text with its variable parts masked (UUIDs become <uuid>, words of 8+ hex
+-- digits mixing letters and digits <hex>, numbers <n>, whitespace runs one space), at most 500 characters; no error at
+-- all is "(no error)".
+CREATE OR REPLACE FUNCTION queen._an_error_signature(p_error text)
+RETURNS text
+LANGUAGE sql IMMUTABLE
+AS $$
+    SELECT CASE WHEN p_error IS NULL OR btrim(p_error) = '' THEN '(no error)' ELSE left(btrim(
+        regexp_replace(regexp_replace(regexp_replace(regexp_replace(p_error,
+            '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}', '<uuid>', 'g'),
+            '\m(?=[0-9a-fA-F]{8,}\M)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]*[0-9][0-9a-fA-F]*\M', '<hex>', 'g'),
+            '[0-9]+(\.[0-9]+)?', '<n>', 'g'),
+            '\s+', ' ', 'g')), 500) END
+$$;
+
 -- The tenant's partitions with their queue name, of one queue (p_queue) or all (NULL or '').
 CREATE OR REPLACE FUNCTION queen._an_partitions(p_tenant uuid, p_queue text)
 RETURNS TABLE (pid uuid, pname text, qname text)
@@ -376,24 +391,10 @@ AS $$
 $$;
 
 -- ---------------------------------------------------------------------------------------------------------------------
--- GET /api/v1/analytics/dlq-signatures (tenant-scoped): dead letters of [p_from, p_to) grouped by their error text
--- with the variable parts masked: UUIDs become <uuid>, words of 8+ hex digits mixing letters and digits <hex>,
--- numbers <n>, whitespace runs one
--- space; no error at all is "(no error)". The p_limit most frequent signatures, each with its count, first and last
+-- GET /api/v1/analytics/dlq-signatures (tenant-scoped): dead letters of [p_from, p_to) grouped by the signature of
+-- their error text (_an_error_signature). The p_limit most frequent signatures, each with its count, first and last
 -- failure, the queues it hit and its newest example.
 -- ---------------------------------------------------------------------------------------------------------------------
-CREATE OR REPLACE FUNCTION queen._an_error_signature(p_error text)
-RETURNS text
-LANGUAGE sql IMMUTABLE
-AS $$
-    SELECT CASE WHEN p_error IS NULL OR btrim(p_error) = '' THEN '(no error)' ELSE left(btrim(
-        regexp_replace(regexp_replace(regexp_replace(regexp_replace(p_error,
-            '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}', '<uuid>', 'g'),
-            '\m(?=[0-9a-fA-F]{8,}\M)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]*[0-9][0-9a-fA-F]*\M', '<hex>', 'g'),
-            '[0-9]+(\.[0-9]+)?', '<n>', 'g'),
-            '\s+', ' ', 'g')), 500) END
-$$;
-
 CREATE OR REPLACE FUNCTION queen.analytics_dlq_signatures(p_tenant uuid, p_from timestamptz, p_to timestamptz,
                                                           p_queue text, p_group text, p_limit integer)
 RETURNS jsonb
