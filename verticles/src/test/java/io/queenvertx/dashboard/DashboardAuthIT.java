@@ -6,8 +6,6 @@ import io.queenvertx.testing.NodeFixture;
 import io.queenvertx.testing.TestNode;
 import java.util.Map;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
 import org.openqa.selenium.WebElement;
@@ -19,17 +17,8 @@ class DashboardAuthIT {
   @NodeFixture(env = {"JWT_ENABLED=true", "JWT_SECRET=" + SECRET})
   static TestNode node;
 
+  @BrowserFixture
   static Browser browser;
-
-  @BeforeAll
-  static void openBrowser() {
-    browser = Browser.open(node.baseUrl());
-  }
-
-  @AfterAll
-  static void closeBrowser() {
-    if (browser != null) browser.close();
-  }
 
   void useToken(String token) {
     browser.page("");

@@ -6,8 +6,6 @@ import io.queenvertx.testing.NodeFixture;
 import io.queenvertx.testing.TestNode;
 import java.util.Map;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -20,17 +18,8 @@ class DashboardDlqFiltersIT {
   @NodeFixture
   static TestNode node;
 
+  @BrowserFixture
   static Browser browser;
-
-  @BeforeAll
-  static void openBrowser() {
-    browser = Browser.open(node.baseUrl());
-  }
-
-  @AfterAll
-  static void closeBrowser() {
-    if (browser != null) browser.close();
-  }
 
   static long rows() {
     return (Long) browser.js("return document.querySelectorAll('#dlq-list tbody tr[data-dlq-id]').length");

@@ -8,8 +8,6 @@ import io.queenvertx.testing.TestNode;
 import io.vertx.core.json.JsonObject;
 import java.util.Map;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
 import org.openqa.selenium.WebElement;
@@ -22,17 +20,8 @@ class DashboardIT {
   @NodeFixture(freshDatabase = true)
   static TestNode node;
 
+  @BrowserFixture
   static Browser browser;
-
-  @BeforeAll
-  static void openBrowser() {
-    browser = Browser.open(node.baseUrl());
-  }
-
-  @AfterAll
-  static void closeBrowser() {
-    if (browser != null) browser.close();
-  }
 
   static String unique(String prefix) {
     return prefix + "-" + UUID.randomUUID().toString().substring(0, 8);

@@ -7,8 +7,6 @@ import io.queenvertx.testing.TestNode;
 import io.vertx.core.json.JsonObject;
 import java.util.Map;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.WebElement;
 
@@ -20,17 +18,8 @@ class DashboardPagesIT {
   @NodeFixture
   static TestNode node;
 
+  @BrowserFixture
   static Browser browser;
-
-  @BeforeAll
-  static void openBrowser() {
-    browser = Browser.open(node.baseUrl());
-  }
-
-  @AfterAll
-  static void closeBrowser() {
-    if (browser != null) browser.close();
-  }
 
   void settles(String route, String heading) {
     browser.page(route);

@@ -8,7 +8,6 @@ import io.queenvertx.testing.TestNode;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -24,6 +23,7 @@ class DashboardScaleIT {
   @NodeFixture(freshDatabase = true)
   static TestNode node;
 
+  @BrowserFixture
   static Browser browser;
 
   @BeforeAll
@@ -39,12 +39,6 @@ class DashboardScaleIT {
         + DEAD_LETTERS + ") g, (SELECT array_agg(id ORDER BY id) AS ids FROM queen.log_partitions) p");
     TestDatabase.execute(db, "ANALYZE queen.log_dlq");
     assertThat(TestDatabase.queryLong(db, "SELECT count(*) FROM queen.log_dlq")).isEqualTo(DEAD_LETTERS);
-    browser = Browser.open(node.baseUrl());
-  }
-
-  @AfterAll
-  static void closeBrowser() {
-    if (browser != null) browser.close();
   }
 
   /** The API calls the current page made: method, path, status, rows in the answer (null: not a list). */

@@ -9,8 +9,6 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.Map;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -25,17 +23,8 @@ class DashboardXssIT {
   @NodeFixture
   static TestNode node;
 
+  @BrowserFixture
   static Browser browser;
-
-  @BeforeAll
-  static void openBrowser() {
-    browser = Browser.open(node.baseUrl());
-  }
-
-  @AfterAll
-  static void closeBrowser() {
-    if (browser != null) browser.close();
-  }
 
   /** Nothing ran, and nothing of the attacker's markup became an element (CSP alone would only stop the script). */
   static void assertInert(String where) {
