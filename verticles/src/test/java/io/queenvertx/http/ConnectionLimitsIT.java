@@ -27,8 +27,9 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -51,8 +52,7 @@ class ConnectionLimitsIT {
         var selector = Selector.open()) {
       int port = node.node().config().http().port();
       List<SocketChannel> idle = new ArrayList<>();
-      var exec = Executors.newSingleThreadExecutor();
-      AtomicBoolean stop = new AtomicBoolean();
+      ScheduledExecutorService drip = null;
       try {
         long t0 = System.nanoTime();
         for (int i = 0; i < IDLE_SOCKETS; i++) {
@@ -69,26 +69,8 @@ class ConnectionLimitsIT {
         for (int i = 0; i < SLOWLORIS_SOCKETS; i++) slow.add(new Socket("127.0.0.1", port));
         Set<Socket> slowClosed = java.util.concurrent.ConcurrentHashMap.newKeySet();
         long slowStarted = System.nanoTime();
-        var drip = exec.submit(() -> {
-          byte[] head = ("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Filler: " + "a".repeat(4000))
-              .getBytes(StandardCharsets.US_ASCII);
-          for (int b = 0; b < head.length && !stop.get() && slowClosed.size() < slow.size(); b++) {
-            for (Socket s : slow) {
-              if (slowClosed.contains(s)) continue;
-              try {
-                s.getOutputStream().write(head[b]);
-                s.getOutputStream().flush();
-              } catch (IOException e) {
-                slowClosed.add(s);
-              }
-            }
-            try {
-              Thread.sleep(100);
-            } catch (InterruptedException e) {
-              return;
-            }
-          }
-        });
+        drip = trickle(("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Filler: " + "a".repeat(4000))
+            .getBytes(StandardCharsets.US_ASCII), slow, slowClosed, 100);
 
         // Under the attack the node answers /health and a push, and counts the open connections.
         var health = node.get("/health");
@@ -117,8 +99,6 @@ class ConnectionLimitsIT {
             .until(() -> openIdle(selector) == 0);
         long idleMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - idleOpened);
         assertThat(idleMs).as("not before the idle timeout").isGreaterThanOrEqualTo(28_000);
-        stop.set(true);
-        drip.get(10, TimeUnit.SECONDS);
         var closed = MetricsIT.parse(node.get("/metrics/prometheus").body());
         assertThat(closed.get("queen_http_connections_closed_total{reason=\"idle_timeout\"}"))
             .isGreaterThanOrEqualTo(IDLE_SOCKETS);
@@ -127,8 +107,7 @@ class ConnectionLimitsIT {
         assertThat(closed.get("queen_http_connections")).isLessThan(10);
         for (Socket s : slow) s.close();
       } finally {
-        stop.set(true);
-        exec.shutdownNow();
+        if (drip != null) drip.shutdownNow();
         for (SocketChannel ch : idle) ch.close();
       }
     }
@@ -151,28 +130,18 @@ class ConnectionLimitsIT {
             .getBytes(StandardCharsets.US_ASCII));
         out.flush();
         assertThat(readResponse(in).status).isEqualTo(200);
-        if (i < 2) Thread.sleep(1500); // the pause itself is what is tested, not a synchronisation
+        // the stimulus, not a synchronisation: an idle gap longer than the 1 s header deadline between two requests
+        // of one connection (with the deadline counted from the previous response, the next request would be cut)
+        if (i < 2) Thread.sleep(1500);
       }
       long t0 = System.nanoTime();
       byte[] head = "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Filler: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
           .getBytes(StandardCharsets.US_ASCII);
-      var exec = Executors.newSingleThreadExecutor();
+      var drip = trickle(head, List.of(s), java.util.concurrent.ConcurrentHashMap.newKeySet(), 200);
       try {
-        exec.submit(() -> {
-          try {
-            for (byte b : head) {
-              out.write(b);
-              out.flush();
-              Thread.sleep(200);
-            }
-          } catch (IOException | InterruptedException e) {
-            // the server closed the connection: expected
-          }
-          return null;
-        });
         assertThat(readsEof(in)).as("the trickled second request is cut").isTrue();
       } finally {
-        exec.shutdownNow();
+        drip.shutdownNow();
       }
       long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
       assertThat(ms).as("closed by the 1 s header deadline, well before the 60 s idle timeout and before the "
@@ -365,4 +334,32 @@ class ConnectionLimitsIT {
     selector.selectNow(); // flushes the cancelled keys
     return selector.keys().size();
   }
+
+  /**
+   * The slow client under test: writes {@code bytes} one byte every {@code periodMs} to each socket, on a fixed-rate
+   * schedule, and drops a socket once the server has closed it (its write fails); it stops when the bytes are out or
+   * every socket is gone.
+   */
+  static ScheduledExecutorService trickle(byte[] bytes, List<Socket> sockets, Set<Socket> closed, long periodMs) {
+    ScheduledExecutorService ses = Executors.newSingleThreadScheduledExecutor();
+    AtomicInteger next = new AtomicInteger();
+    ses.scheduleAtFixedRate(() -> {
+      int b = next.getAndIncrement();
+      if (b >= bytes.length || closed.size() == sockets.size()) {
+        ses.shutdown();
+        return;
+      }
+      for (Socket s : sockets) {
+        if (closed.contains(s)) continue;
+        try {
+          s.getOutputStream().write(bytes[b]);
+          s.getOutputStream().flush();
+        } catch (IOException e) {
+          closed.add(s);
+        }
+      }
+    }, 0, periodMs, TimeUnit.MILLISECONDS);
+    return ses;
+  }
+
 }
