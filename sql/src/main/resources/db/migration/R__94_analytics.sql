@@ -27,9 +27,7 @@
 -- pending and ready.
 -- ---------------------------------------------------------------------------------------------------------------------
 CREATE OR REPLACE FUNCTION queen.queue_depth(p_tenant uuid, p_queue text, p_group text)
-RETURNS jsonb
-LANGUAGE plpgsql STABLE
-AS $$
+RETURNS jsonb LANGUAGE plpgsql STABLE AS $$
 DECLARE
     v_q     queen.queues := queen._log_queue(p_tenant, p_queue);
     v_group text := COALESCE(NULLIF(p_group, ''), '__QUEUE_MODE__');
@@ -81,9 +79,7 @@ $$;
 -- The bucket of a minute: the calendar unit p_unit (hour/day/week/month, UTC) when given, else a p_secs-wide bin
 -- starting at p_from.
 CREATE OR REPLACE FUNCTION queen._an_bucket(p_ts timestamptz, p_from timestamptz, p_unit text, p_secs integer)
-RETURNS timestamptz
-LANGUAGE sql IMMUTABLE
-AS $$
+RETURNS timestamptz LANGUAGE sql IMMUTABLE AS $$
     SELECT CASE WHEN p_unit IS NOT NULL THEN date_trunc(p_unit, p_ts, 'UTC')
                 ELSE date_bin(make_interval(secs => p_secs), p_ts, p_from) END
 $$;
@@ -91,9 +87,7 @@ $$;
 -- Every bucket start of [p_from, p_to), so a chart gets zeros rather than gaps; fixed-width buckets always include
 -- p_from's, so an empty window still has one (all-zero) bucket to total.
 CREATE OR REPLACE FUNCTION queen._an_grid(p_from timestamptz, p_to timestamptz, p_unit text, p_secs integer)
-RETURNS SETOF timestamptz
-LANGUAGE sql STABLE
-AS $$
+RETURNS SETOF timestamptz LANGUAGE sql STABLE AS $$
     SELECT g.x AT TIME ZONE 'UTC'
     FROM generate_series(date_trunc(p_unit, p_from, 'UTC') AT TIME ZONE 'UTC', p_to AT TIME ZONE 'UTC',
                          ('1 ' || p_unit)::interval) AS g(x)
@@ -105,9 +99,7 @@ $$;
 
 -- The window part of an answer: {"from","to"} and, for fixed-width buckets, "bucketSeconds".
 CREATE OR REPLACE FUNCTION queen._an_window(p_from timestamptz, p_to timestamptz, p_secs integer)
-RETURNS jsonb
-LANGUAGE sql STABLE
-AS $$
+RETURNS jsonb LANGUAGE sql STABLE AS $$
     SELECT jsonb_build_object('from', queen._log_ts(p_from), 'to', queen._log_ts(p_to))
            || CASE WHEN p_secs IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('bucketSeconds', p_secs) END
 $$;
@@ -116,9 +108,7 @@ $$;
 -- digits mixing letters and digits <hex>, numbers <n>, whitespace runs one space), at most 500 characters; no error at
 -- all is "(no error)".
 CREATE OR REPLACE FUNCTION queen._an_error_signature(p_error text)
-RETURNS text
-LANGUAGE sql IMMUTABLE
-AS $$
+RETURNS text LANGUAGE sql IMMUTABLE AS $$
     SELECT CASE WHEN p_error IS NULL OR btrim(p_error) = '' THEN '(no error)' ELSE left(btrim(
         regexp_replace(regexp_replace(regexp_replace(regexp_replace(p_error,
             '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}', '<uuid>', 'g'),
@@ -129,9 +119,7 @@ $$;
 
 -- The tenant's partitions with their queue name, of one queue (p_queue) or all (NULL or '').
 CREATE OR REPLACE FUNCTION queen._an_partitions(p_tenant uuid, p_queue text)
-RETURNS TABLE (pid uuid, pname text, qname text)
-LANGUAGE sql STABLE
-AS $$
+RETURNS TABLE (pid uuid, pname text, qname text) LANGUAGE sql STABLE AS $$
     SELECT p.id, p.name, q.name::text
     FROM queen.log_partitions p
     JOIN queen.queues q ON q.id = p.queue_id
@@ -144,9 +132,7 @@ $$;
 -- filter).
 CREATE OR REPLACE FUNCTION queen._an_queue_rows(p_tenant uuid, p_from timestamptz, p_to timestamptz, p_queue text,
                                                 p_ns text, p_task text, p_node text)
-RETURNS SETOF queen.stats_queue_minute
-LANGUAGE sql STABLE
-AS $$
+RETURNS SETOF queen.stats_queue_minute LANGUAGE sql STABLE AS $$
     SELECT s.*
     FROM queen.stats_queue_minute s
     LEFT JOIN queen.queues q ON q.tenant_id = s.tenant_id AND q.name = s.queue
@@ -167,9 +153,7 @@ $$;
 CREATE OR REPLACE FUNCTION queen._an_queue_buckets(p_tenant uuid, p_from timestamptz, p_to timestamptz, p_unit text,
                                                    p_secs integer, p_queue text, p_ns text, p_task text,
                                                    p_node text, p_split text)
-RETURNS TABLE (t timestamptz, k text, queues bigint, j jsonb)
-LANGUAGE sql STABLE
-AS $$
+RETURNS TABLE (t timestamptz, k text, queues bigint, j jsonb) LANGUAGE sql STABLE AS $$
     WITH r AS (
         SELECT queen._an_bucket(s.minute, p_from, p_unit, p_secs) AS t, s.*
         FROM queen._an_queue_rows(p_tenant, p_from, p_to, p_queue, p_ns, p_task, p_node) s),
@@ -202,9 +186,7 @@ $$;
 -- ---------------------------------------------------------------------------------------------------------------------
 CREATE OR REPLACE FUNCTION queen.status_analytics(p_tenant uuid, p_from timestamptz, p_to timestamptz,
                                                   p_interval text, p_queue text, p_ns text, p_task text)
-RETURNS jsonb
-LANGUAGE sql STABLE
-AS $$
+RETURNS jsonb LANGUAGE sql STABLE AS $$
     SELECT queen._an_window(p_from, p_to, NULL) || jsonb_build_object(
         'interval', p_interval,
         'filters', jsonb_build_object('queue', NULLIF(p_queue, ''), 'namespace', NULLIF(p_ns, ''),
@@ -229,9 +211,7 @@ $$;
 CREATE OR REPLACE FUNCTION queen.analytics_queue_ops(p_tenant uuid, p_from timestamptz, p_to timestamptz,
                                                      p_secs integer, p_queue text, p_ns text, p_task text,
                                                      p_limit integer)
-RETURNS jsonb
-LANGUAGE sql STABLE
-AS $$
+RETURNS jsonb LANGUAGE sql STABLE AS $$
     WITH b AS (SELECT * FROM queen._an_queue_buckets(p_tenant, p_from, p_to, NULL, p_secs, p_queue, p_ns, p_task,
                                                      NULL, 'queue')),
     top AS (
@@ -247,9 +227,7 @@ $$;
 
 CREATE OR REPLACE FUNCTION queen.analytics_workload(p_tenant uuid, p_from timestamptz, p_to timestamptz,
                                                     p_secs integer, p_queue text, p_ns text, p_task text)
-RETURNS jsonb
-LANGUAGE sql STABLE
-AS $$
+RETURNS jsonb LANGUAGE sql STABLE AS $$
     SELECT queen._an_window(p_from, p_to, p_secs) || jsonb_build_object(
         'series', COALESCE(jsonb_agg(jsonb_build_object(
             't', queen._log_ts(b.t), 'activeQueues', b.queues,
@@ -267,9 +245,7 @@ $$;
 -- ---------------------------------------------------------------------------------------------------------------------
 CREATE OR REPLACE FUNCTION queen._an_node_rows(p_from timestamptz, p_to timestamptz, p_secs integer, p_host text,
                                                p_node text)
-RETURNS TABLE (t timestamptz, r queen.stats_node_minute)
-LANGUAGE sql STABLE
-AS $$
+RETURNS TABLE (t timestamptz, r queen.stats_node_minute) LANGUAGE sql STABLE AS $$
     SELECT queen._an_bucket(s.minute, p_from, NULL, p_secs), s
     FROM queen.stats_node_minute s
     WHERE s.minute >= p_from AND s.minute < p_to
@@ -279,9 +255,7 @@ $$;
 
 CREATE OR REPLACE FUNCTION queen.analytics_system_metrics(p_from timestamptz, p_to timestamptz, p_secs integer,
                                                           p_host text, p_node text)
-RETURNS jsonb
-LANGUAGE sql STABLE
-AS $$
+RETURNS jsonb LANGUAGE sql STABLE AS $$
     SELECT queen._an_window(p_from, p_to, p_secs) || jsonb_build_object(
         'series', COALESCE(jsonb_agg(x.j ORDER BY x.t, x.node), '[]'::jsonb))
     FROM (
@@ -297,9 +271,7 @@ $$;
 
 CREATE OR REPLACE FUNCTION queen.analytics_worker_metrics(p_tenant uuid, p_from timestamptz, p_to timestamptz,
                                                           p_secs integer, p_host text, p_node text, p_queue text)
-RETURNS jsonb
-LANGUAGE sql STABLE
-AS $$
+RETURNS jsonb LANGUAGE sql STABLE AS $$
     SELECT queen._an_window(p_from, p_to, p_secs) || jsonb_build_object(
         'queue', NULLIF(p_queue, ''),
         'series', COALESCE(CASE WHEN NULLIF(p_queue, '') IS NULL THEN (
@@ -337,9 +309,7 @@ $$;
 -- ---------------------------------------------------------------------------------------------------------------------
 CREATE OR REPLACE FUNCTION queen.analytics_parked_replicas(p_tenant uuid, p_from timestamptz, p_to timestamptz,
                                                            p_secs integer, p_queue text)
-RETURNS jsonb
-LANGUAGE sql STABLE
-AS $$
+RETURNS jsonb LANGUAGE sql STABLE AS $$
     WITH m AS (
         SELECT s.minute, s.queue, sum(COALESCE(s.parked_consumers, 0)) AS parked,
                count(*) FILTER (WHERE s.parked_consumers > 0) AS replicas
@@ -362,9 +332,7 @@ $$;
 -- ---------------------------------------------------------------------------------------------------------------------
 CREATE OR REPLACE FUNCTION queen.analytics_retention(p_tenant uuid, p_from timestamptz, p_to timestamptz,
                                                      p_secs integer, p_queue text, p_limit integer)
-RETURNS jsonb
-LANGUAGE sql STABLE
-AS $$
+RETURNS jsonb LANGUAGE sql STABLE AS $$
     WITH h AS (
         SELECT queen._an_bucket(rh.executed_at, p_from, NULL, p_secs) AS t, x.qname AS queue,
                rh.retention_type, rh.messages_deleted
@@ -397,9 +365,7 @@ $$;
 -- ---------------------------------------------------------------------------------------------------------------------
 CREATE OR REPLACE FUNCTION queen.analytics_dlq_signatures(p_tenant uuid, p_from timestamptz, p_to timestamptz,
                                                           p_queue text, p_group text, p_limit integer)
-RETURNS jsonb
-LANGUAGE sql STABLE
-AS $$
+RETURNS jsonb LANGUAGE sql STABLE AS $$
     WITH d AS (
         SELECT queen._an_error_signature(dl.error) AS sig, dl.*, x.qname AS queue, x.pname AS partition
         FROM queen.log_dlq dl
@@ -432,9 +398,7 @@ $$;
 -- acknowledged (lagMessages) and the age of the oldest of them (lagSeconds), from _st_group_rows.
 -- ---------------------------------------------------------------------------------------------------------------------
 CREATE OR REPLACE FUNCTION queen.analytics_queue_lag(p_tenant uuid, p_queue text, p_group text, p_limit integer)
-RETURNS jsonb
-LANGUAGE sql STABLE
-AS $$
+RETURNS jsonb LANGUAGE sql STABLE AS $$
     SELECT jsonb_build_object(
         'timestamp', queen._log_ts(now()),
         'lags', COALESCE(jsonb_agg(jsonb_build_object(
@@ -458,9 +422,7 @@ $$;
 -- ---------------------------------------------------------------------------------------------------------------------
 CREATE OR REPLACE FUNCTION queen.analytics_partition_liveness(p_tenant uuid, p_queue text, p_idle_s integer,
                                                               p_limit integer)
-RETURNS jsonb
-LANGUAGE sql STABLE
-AS $$
+RETURNS jsonb LANGUAGE sql STABLE AS $$
     WITH ps AS (
         SELECT q.qname, s.pid, s.pname, s.pending, s.processing,
                CASE WHEN s.last_offset >= 0 THEN s.last_write END AS last_push,
@@ -490,9 +452,7 @@ $$;
 -- tuples, last autovacuum), largest first.
 -- ---------------------------------------------------------------------------------------------------------------------
 CREATE OR REPLACE FUNCTION queen.analytics_postgres_stats()
-RETURNS jsonb
-LANGUAGE sql STABLE
-AS $$
+RETURNS jsonb LANGUAGE sql STABLE AS $$
     SELECT jsonb_build_object(
         'timestamp', queen._log_ts(now()),
         'version', current_setting('server_version'),
