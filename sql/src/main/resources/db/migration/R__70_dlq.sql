@@ -294,3 +294,75 @@ BEGIN
   RETURN FOUND AND v_status = 'running';
 END;
 $$;
+
+-- ---------------------------------------------------------------------------------------------------------------------
+-- Bulk redrive in chunks (issue 23): one transaction moves up to a chunk of rows with one segment per destination
+-- ---------------------------------------------------------------------------------------------------------------------
+
+-- The task's next p_limit dead-letter rows after its keyset position (failed_at, id ascending), locked FOR UPDATE OF
+-- the DLQ row for the caller's transaction, with what packing their frames needs: the source queue and partition
+-- names and the payload snapshot as text. Only while p_owner holds the running task (otherwise no rows).
+CREATE OR REPLACE FUNCTION queen.dlq_redrive_rows(p_task uuid, p_owner text, p_limit integer)
+RETURNS TABLE (id uuid, failed_at timestamptz, queue text, partition text, payload text)
+LANGUAGE sql AS $$
+  SELECT d.id, d.failed_at, q.name::text, p.name, d.payload::text
+    FROM queen.dlq_redrive_tasks t
+    JOIN queen.queues q ON q.tenant_id = t.tenant_id AND q.name = t.queue
+    JOIN queen.log_partitions p ON p.queue_id = q.id AND (t.partition IS NULL OR p.name = t.partition)
+    JOIN queen.log_dlq d ON d.partition_id = p.id AND (t.consumer_group IS NULL OR d.consumer_group = t.consumer_group)
+   WHERE t.id = p_task AND t.owner = p_owner AND t.status = 'running'
+     AND (t.after_failed_at IS NULL OR (d.failed_at, d.id) > (t.after_failed_at, t.after_id))
+   ORDER BY d.failed_at, d.id
+   LIMIT p_limit
+   FOR UPDATE OF d
+$$;
+
+-- Moves the rows p_ids (already locked by this transaction through dlq_redrive_rows) as ONE packed segment of
+-- p_count frames (frame i carries transaction id dlq:<p_ids[i]>) into (p_queue, p_partition) of p_tenant, and deletes
+-- them, only when the push wrote it. A segment with any frame already in the destination's dedup window writes
+-- nothing and deletes nothing: {"result":"duplicate"} (the caller moves those rows one by one, so each gets its own
+-- verdict). Otherwise {"result":"moved","partitionId","baseOffset","moved":<rows deleted>}.
+CREATE OR REPLACE FUNCTION queen.log_dlq_move_many(p_tenant uuid, p_ids uuid[], p_queue text, p_partition text,
+                                                   p_hashes bytea, p_blob bytea)
+RETURNS jsonb
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    v_push  jsonb;
+    v_n     integer;
+BEGIN
+    IF p_ids IS NULL OR cardinality(p_ids) = 0 THEN
+        RAISE EXCEPTION 'QMOVE bad segment: no rows';
+    END IF;
+    IF p_queue IS NULL OR p_queue ~ '^\s*$' OR p_partition IS NULL OR p_partition ~ '^\s*$' THEN
+        RAISE EXCEPTION 'QMOVE unnamed destination';
+    END IF;
+    v_push := queen.log_push(COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001'), p_queue, p_partition,
+                             cardinality(p_ids), p_hashes, p_blob, -1);
+    IF v_push->>'status' = 'duplicate' THEN
+        RETURN jsonb_build_object('result', 'duplicate');
+    END IF;
+    DELETE FROM queen.log_dlq d WHERE d.id = ANY (p_ids);
+    GET DIAGNOSTICS v_n = ROW_COUNT;
+    IF v_n <> cardinality(p_ids) THEN
+        RAISE EXCEPTION 'QMOVE % of % rows were gone under the lock', cardinality(p_ids) - v_n, cardinality(p_ids);
+    END IF;
+    RETURN jsonb_build_object('result', 'moved', 'partitionId', v_push->'partitionId',
+                              'baseOffset', (v_push->>'baseOffset')::bigint, 'moved', v_n);
+END;
+$$;
+
+-- Counts p_moved moves and advances the keyset to (p_failed_at, p_row) while p_owner holds the running task; false
+-- otherwise (cancelled or taken over: the caller rolls its chunk back, so counts and moves always agree).
+CREATE OR REPLACE FUNCTION queen.dlq_redrive_advance(p_task uuid, p_owner text, p_moved bigint,
+                                                     p_failed_at timestamptz, p_row uuid)
+RETURNS boolean
+LANGUAGE sql AS $$
+  WITH u AS (
+    UPDATE queen.dlq_redrive_tasks
+       SET moved = moved + p_moved, after_failed_at = p_failed_at, after_id = p_row,
+           heartbeat_at = now(), updated_at = now()
+     WHERE id = p_task AND owner = p_owner AND status = 'running'
+    RETURNING 1)
+  SELECT EXISTS (SELECT 1 FROM u)
+$$;
