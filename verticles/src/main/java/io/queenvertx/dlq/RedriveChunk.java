@@ -30,9 +30,9 @@ import java.util.UUID;
  * ({@code queen.log_dlq_move_many}), and count the moves and advance the keyset ({@code queen.dlq_redrive_advance}).
  * The chunk commits whole or not at all, so what the task reports, what left the DLQ and what landed always agree.
  *
- * <p>When a destination already holds one of the chunk's frames (a move repeated after a take-over), or a row cannot
- * be packed here (plaintext for an encrypted queue on a node without the key), the chunk is rolled back and the
- * caller moves those rows one at a time through the DLQ mover, which gives each its own verdict.
+ * <p>The chunk's pushes skip the dedup-window probe (see {@code log_dlq_move_many}: a row still there has no frame).
+ * When a row cannot be packed here (plaintext for an encrypted queue on a node without the key), the chunk is rolled
+ * back and the caller moves those rows one at a time through the DLQ mover, which gives each its own verdict.
  */
 final class RedriveChunk {
   /** What one chunk did: rows moved (0 when the task has no rows left), or why it did nothing. */
@@ -65,6 +65,7 @@ final class RedriveChunk {
   /** Moves up to {@code limit} rows of the task held by {@code owner}, to the task's destination or back in place. */
   Future<Outcome> move(UUID task, String owner, UUID tenant, String destQueue, String destPartition, int limit) {
     List<Landing> landed = new ArrayList<>();
+    Map<String, Future<Boolean>> encrypted = new java.util.HashMap<>();
     return node.pool().withTransaction(conn -> conn
             .preparedQuery("SELECT * FROM queen.dlq_redrive_rows($1, $2, $3)")
             .execute(Tuple.of(task, owner, limit))
@@ -85,7 +86,8 @@ final class RedriveChunk {
               int n = rows.size();
               Future<Void> chain = Future.succeededFuture();
               for (var e : byDest.entrySet()) {
-                chain = chain.compose(v -> pushOne(conn, tenant, e.getKey().get(0), e.getKey().get(1), e.getValue())
+                chain = chain.compose(v -> pushOne(conn, tenant, e.getKey().get(0), e.getKey().get(1), e.getValue(),
+                        encrypted)
                     .map(l -> {
                       landed.add(l);
                       return null;
@@ -111,10 +113,15 @@ final class RedriveChunk {
         .recover(e -> e instanceof Abort a ? Future.succeededFuture(new Outcome(a.kind, 0)) : Future.failedFuture(e));
   }
 
-  /** Packs the rows of one destination into one segment (off the event loop: crypto and zstd) and moves them. */
-  private Future<Landing> pushOne(SqlConnection conn, UUID tenant, String queue, String partition, List<Source> rows) {
-    return conn.preparedQuery("SELECT queen.queue_encryption($1, $2)").execute(Tuple.of(tenant, queue))
-        .map(r -> Boolean.TRUE.equals(r.iterator().next().getBoolean(0)))
+  /**
+   * Packs the rows of one destination into one segment (off the event loop: crypto and zstd) and moves them. The
+   * destination queue's encryption flag is read once per chunk and queue ({@code encrypted}), in the chunk's
+   * transaction, so a configure that answered before the chunk started is seen.
+   */
+  private Future<Landing> pushOne(SqlConnection conn, UUID tenant, String queue, String partition, List<Source> rows,
+                                  Map<String, Future<Boolean>> encrypted) {
+    return encrypted.computeIfAbsent(queue, q -> conn.preparedQuery("SELECT queen.queue_encryption($1, $2)")
+            .execute(Tuple.of(tenant, q)).map(r -> Boolean.TRUE.equals(r.iterator().next().getBoolean(0))))
         .compose(enc -> vertx.executeBlocking(() -> pack(rows, enc), false))
         .compose(packed -> conn.preparedQuery("SELECT queen.log_dlq_move_many($1, $2, $3, $4, $5, $6)")
             .execute(Tuple.of(tenant, rows.stream().map(Source::id).toArray(UUID[]::new), queue, partition,

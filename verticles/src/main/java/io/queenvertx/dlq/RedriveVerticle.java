@@ -20,15 +20,15 @@ import org.slf4j.LoggerFactory;
  * in chunks ({@link RedriveChunk}): each chunk is one transaction that pushes one segment per destination, deletes
  * the rows and records the progress (keyset position and counts) only while this node still owns the running task,
  * so a row is never both replayed and kept, never replayed twice, and a cancel or a take-over stops the task at once.
- * A chunk the fast path cannot take (a frame already in the destination, a row this node cannot pack) is moved one
- * row at a time through the DLQ mover, which records each row's own verdict. {@code maxPerSecond} 0 (unset) is no
- * limit; otherwise chunks of a tenth of the rate are paced to it.
+ * A chunk the fast path cannot take (a row this node cannot pack for its destination) is moved one row at a time
+ * through the DLQ mover, which records each row's own verdict. {@code maxPerSecond} 0 (unset) is no limit;
+ * otherwise chunks of a tenth of the rate are paced to it.
  */
 public final class RedriveVerticle extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(RedriveVerticle.class);
   static final long CLAIM_PERIOD_MS = 1000;
   /** Rows per chunk without a rate limit: one transaction, one segment per destination partition. */
-  static final int CHUNK = 1000;
+  static final int CHUNK = 2000;
 
   private final RedriveTasks tasks;
   private final NodeContext node;
