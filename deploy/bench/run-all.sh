@@ -4,14 +4,20 @@
 #   DURATION=60 deploy/bench/run-all.sh
 #
 # Builds the broker and the bench jar, starts one broker node with its embedded PostgreSQL in a temporary folder,
-# runs the rows of issue 8 one after the other, appends one JSON line per row to deploy/bench/results.jsonl,
+# runs the rows of issues 8 and 23 one after the other, appends one JSON line per row to deploy/bench/results.jsonl,
 # then restarts that node clustered, adds a second node sharing its PostgreSQL, measures cross-node wake-up, and
 # stops everything it started.
 #
 # Environment knobs (all optional):
 #   DURATION=60          measured seconds per row          WARMUP=10  unmeasured seconds before each row
 #   TRIALS=200           wake-up trials                    BUILD=1    0 = use the jars already built
-#   ROWS="push100 push1 popack fanout part1000 part10000 part10000req wakeup"   subset/order of rows to run
+#   ROWS="push100 push1 drain100 popack popack1 fanout part10 part1000 part10000 part10000req redrive msgpage wakeup"
+#                        subset/order of rows to run (see the case below for what each row is)
+#   DRAIN_PREFILL        drain100 backlog (default 80000 x (DURATION+WARMUP))
+#   POPACK1_PREFILL      popack1 backlog (default 4000 x (DURATION+WARMUP))
+#   DEAD_LETTERS=100000  redrive: dead letters made, then moved by one bulk redrive task (maxPerSecond unset)
+#   REDRIVE_TIMEOUT=300  redrive: seconds before the task is cancelled and the partial rate reported
+#   MSGPAGE_ROWS=10000000  msgpage: messages in the queue before paging (the fill time is in the JSON line)
 #   RESULTS=deploy/bench/results.jsonl                     BROKER_JAR=verticles/target/queen-vertx.jar
 #   PORT_A / PORT_B / PG_PORT_BENCH / CLUSTER_PORT         fixed ports (default: free ones picked here)
 #   BROKER_JAVA_OPTS / BENCH_JAVA_OPTS                     extra JVM flags
@@ -23,7 +29,12 @@ DURATION=${DURATION:-60}
 WARMUP=${WARMUP:-10}
 TRIALS=${TRIALS:-200}
 BUILD=${BUILD:-1}
-ROWS=${ROWS:-"push100 push1 popack fanout part1000 part10000 part10000req wakeup"}
+ROWS=${ROWS:-"push100 push1 drain100 popack popack1 fanout part10 part1000 part10000 part10000req redrive msgpage wakeup"}
+DRAIN_PREFILL=${DRAIN_PREFILL:-$((80000 * (DURATION + WARMUP)))}
+POPACK1_PREFILL=${POPACK1_PREFILL:-$((4000 * (DURATION + WARMUP)))}
+DEAD_LETTERS=${DEAD_LETTERS:-100000}
+REDRIVE_TIMEOUT=${REDRIVE_TIMEOUT:-300}
+MSGPAGE_ROWS=${MSGPAGE_ROWS:-10000000}
 RESULTS=${RESULTS:-$here/results.jsonl}
 BROKER_JAR=${BROKER_JAR:-$root/verticles/target/queen-vertx.jar}
 BENCH_JAR=$here/target/queen-bench.jar
@@ -126,13 +137,19 @@ bench() { # row-label bench-args...
   local line
   # shellcheck disable=SC2086
   line=$(java $BENCH_JAVA_OPTS -jar "$BENCH_JAR" --label "$label rev=$rev" --pg "$PG_URL" \
-    --pg-user postgres --pg-password "$(cat "$work/node-a/pg-password")" --broker-pid "${pids[node-a]}" "$@")
+    --pg-user postgres --pg-password "$(cat "$work/node-a/pg-password")" --broker-pid "${pids[node-a]}" $(ref "$label") \
+    "$@")
   echo "$line" >> "$RESULTS"
   echo "$line"
   sleep 3
 }
 
 common=(--url "http://127.0.0.1:$PORT_A" --duration "$DURATION" --warmup "$WARMUP" --payload-bytes 200)
+
+# Queen 0.15 on the same machine (issue 23), msg/s: each row's JSON gets "reference" {messages_per_s, ratio}.
+declare -A REF=([push100]=23700 [push1]=2400 [drain100]=11250 [popack1]=432 [part10]=24300 [part1000]=20400
+                [part10000]=18600)
+ref() { [ -n "${REF[$1]:-}" ] && echo "--reference ${REF[$1]}" || true; }
 
 need_single=0
 for r in $ROWS; do [ "$r" != wakeup ] && [ "$r" != wakeup-local ] && need_single=1; done
@@ -143,7 +160,11 @@ if [ "$need_single" = 1 ]; then
     case "$r" in
       push100)   bench push100   --mode push "${common[@]}" --clients 8 --batch 100 --partitions 10 ;;
       push1)     bench push1     --mode push "${common[@]}" --clients 32 --batch 1 --partitions 10 ;;
+      drain100)  bench drain100  --mode popack "${common[@]}" --clients 8 --producers 0 --batch 100 --partitions 10 \
+                                 --prefill "$DRAIN_PREFILL" ;;
       popack)    bench popack    --mode popack "${common[@]}" --clients 8 --producers 8 --batch 100 --partitions 10 ;;
+      popack1)   bench popack1   --mode popack "${common[@]}" --clients 8 --producers 0 --batch 1 --partitions 10 \
+                                 --prefill "$POPACK1_PREFILL" ;;
       fanout)    bench fanout    --mode fanout "${common[@]}" --groups 10 --consumers-per-group 1 --producers 8 \
                                  --batch 100 --partitions 10 ;;
       part10)    bench part10    --mode push "${common[@]}" --clients 8 --batch 100 --partitions 10 ;;
@@ -151,6 +172,10 @@ if [ "$need_single" = 1 ]; then
       part10000) bench part10000 --mode push "${common[@]}" --clients 8 --batch 100 --partitions 10000 ;;
       part10000req) bench part10000req --mode push "${common[@]}" --clients 8 --batch 100 --partitions 10000 \
                                  --partition-pick request ;;
+      redrive)   bench redrive   --mode redrive "${common[@]}" --clients 8 --batch 1000 --partitions 10 \
+                                 --dead-letters "$DEAD_LETTERS" --redrive-timeout "$REDRIVE_TIMEOUT" ;;
+      msgpage)   bench msgpage   --mode msgpage "${common[@]}" --clients 4 --partitions 10 --fill "$MSGPAGE_ROWS" \
+                                 --fill-clients 16 ;;
       wakeup|wakeup-local) ;;
       *) echo "unknown row $r" >&2; exit 2 ;;
     esac

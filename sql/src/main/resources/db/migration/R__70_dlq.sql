@@ -294,3 +294,97 @@ BEGIN
   RETURN FOUND AND v_status = 'running';
 END;
 $$;
+
+-- ---------------------------------------------------------------------------------------------------------------------
+-- Bulk redrive in chunks (issue 23): one transaction moves up to a chunk of rows with one segment per destination
+-- ---------------------------------------------------------------------------------------------------------------------
+
+-- The task's next p_limit dead-letter rows after its keyset position (failed_at, id ascending), locked FOR UPDATE OF
+-- the DLQ row for the caller's transaction, with what packing their frames needs: the source queue and partition
+-- names and the payload snapshot as text. Only while p_owner holds the running task (otherwise no rows).
+-- The keyset is a bound of the (failed_at, id) index scan (idx_log_dlq_failed_at_id), so a chunk reads about its own
+-- rows, not every remaining row of the queue (a join filter on the task's position made each chunk read and sort the
+-- whole rest of the queue's DLQ: quadratic in the rows of a bulk redrive). The task's partitions are resolved first.
+CREATE OR REPLACE FUNCTION queen.dlq_redrive_rows(p_task uuid, p_owner text, p_limit integer)
+RETURNS TABLE (id uuid, failed_at timestamptz, queue text, partition text, payload text)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_task  queen.dlq_redrive_tasks;
+  v_pids  uuid[];
+  v_names text[];
+BEGIN
+  SELECT * INTO v_task FROM queen.dlq_redrive_tasks t
+   WHERE t.id = p_task AND t.owner = p_owner AND t.status = 'running';
+  IF NOT FOUND THEN
+    RETURN;
+  END IF;
+  SELECT array_agg(p.id), array_agg(p.name) INTO v_pids, v_names
+    FROM queen.queues q
+    JOIN queen.log_partitions p ON p.queue_id = q.id AND (v_task.partition IS NULL OR p.name = v_task.partition)
+   WHERE q.tenant_id = v_task.tenant_id AND q.name = v_task.queue;
+  IF v_pids IS NULL THEN
+    RETURN;
+  END IF;
+  RETURN QUERY
+  SELECT d.id, d.failed_at, v_task.queue, n.name, d.payload::text
+    FROM queen.log_dlq d
+    JOIN unnest(v_pids, v_names) AS n(pid, name) ON n.pid = d.partition_id
+   WHERE (d.failed_at, d.id) > (COALESCE(v_task.after_failed_at, '-infinity'::timestamptz),
+                                COALESCE(v_task.after_id, '00000000-0000-0000-0000-000000000000'::uuid))
+     AND (v_task.consumer_group IS NULL OR d.consumer_group = v_task.consumer_group)
+   ORDER BY d.failed_at, d.id
+   LIMIT p_limit
+   FOR UPDATE OF d;
+END;
+$$;
+
+-- Moves the rows p_ids (already locked by this transaction through dlq_redrive_rows) as ONE packed segment of
+-- p_count frames (frame i carries transaction id dlq:<p_ids[i]>) into (p_queue, p_partition) of p_tenant, and deletes
+-- them: {"result":"moved","partitionId","baseOffset","moved":<rows deleted>}.
+-- No dedup-window probe (log_push's p_verified is "everything verified"): the probe reads every hash of the
+-- destination's window, so a bulk redrive that probed each chunk would cost quadratic time in the rows it moves (each
+-- chunk re-reads the frames of all earlier chunks). It is sound because the broker alone mints dlq:<row id>: a move
+-- deletes its row in the transaction that writes the frame, so a row that still exists (locked here) has no frame.
+-- The one way to a duplicate is a client pushing the transaction id dlq:<row id> itself; the single move
+-- (log_dlq_move) keeps probing and answers such a row "duplicate".
+CREATE OR REPLACE FUNCTION queen.log_dlq_move_many(p_tenant uuid, p_ids uuid[], p_queue text, p_partition text,
+                                                   p_hashes bytea, p_blob bytea)
+RETURNS jsonb
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    v_push  jsonb;
+    v_n     integer;
+BEGIN
+    IF p_ids IS NULL OR cardinality(p_ids) = 0 THEN
+        RAISE EXCEPTION 'QMOVE bad segment: no rows';
+    END IF;
+    IF p_queue IS NULL OR p_queue ~ '^\s*$' OR p_partition IS NULL OR p_partition ~ '^\s*$' THEN
+        RAISE EXCEPTION 'QMOVE unnamed destination';
+    END IF;
+    v_push := queen.log_push(COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001'), p_queue, p_partition,
+                             cardinality(p_ids), p_hashes, p_blob, 9223372036854775807);
+    DELETE FROM queen.log_dlq d WHERE d.id = ANY (p_ids);
+    GET DIAGNOSTICS v_n = ROW_COUNT;
+    IF v_n <> cardinality(p_ids) THEN
+        RAISE EXCEPTION 'QMOVE % of % rows were gone under the lock', cardinality(p_ids) - v_n, cardinality(p_ids);
+    END IF;
+    RETURN jsonb_build_object('result', 'moved', 'partitionId', v_push->'partitionId',
+                              'baseOffset', (v_push->>'baseOffset')::bigint, 'moved', v_n);
+END;
+$$;
+
+-- Counts p_moved moves and advances the keyset to (p_failed_at, p_row) while p_owner holds the running task; false
+-- otherwise (cancelled or taken over: the caller rolls its chunk back, so counts and moves always agree).
+CREATE OR REPLACE FUNCTION queen.dlq_redrive_advance(p_task uuid, p_owner text, p_moved bigint,
+                                                     p_failed_at timestamptz, p_row uuid)
+RETURNS boolean
+LANGUAGE sql AS $$
+  WITH u AS (
+    UPDATE queen.dlq_redrive_tasks
+       SET moved = moved + p_moved, after_failed_at = p_failed_at, after_id = p_row,
+           heartbeat_at = now(), updated_at = now()
+     WHERE id = p_task AND owner = p_owner AND status = 'running'
+    RETURNING 1)
+  SELECT EXISTS (SELECT 1 FROM u)
+$$;

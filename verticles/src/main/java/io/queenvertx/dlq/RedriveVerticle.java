@@ -16,28 +16,37 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Runs bulk redrive tasks (issue #10). Tasks live in {@code queen.dlq_redrive_tasks} ({@link RedriveTasks}); a node claims one that nobody
- * holds, or whose holder stopped heart-beating (its node died), and moves the matching dead-letter rows one at a
- * time through the DLQ mover, so every row is moved by the engine's atomic move: never both replayed and kept,
- * never replayed twice. Progress (a keyset position and the verdict counts) is recorded after every move and only
- * while this node still owns the running task, so a cancel or a take-over stops it at once.
+ * holds, or whose holder stopped heart-beating (its node died), and moves the matching dead-letter rows oldest first
+ * in chunks ({@link RedriveChunk}): each chunk is one transaction that pushes one segment per destination, deletes
+ * the rows and records the progress (keyset position and counts) only while this node still owns the running task,
+ * so a row is never both replayed and kept, never replayed twice, and a cancel or a take-over stops the task at once.
+ * A chunk the fast path cannot take (a row this node cannot pack for its destination) is moved one row at a time
+ * through the DLQ mover, which records each row's own verdict. {@code maxPerSecond} 0 (unset) is no limit;
+ * otherwise chunks of a tenth of the rate are paced to it.
  */
 public final class RedriveVerticle extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(RedriveVerticle.class);
   static final long CLAIM_PERIOD_MS = 1000;
+  /** Rows per chunk without a rate limit: one transaction, one segment per destination partition. */
+  static final int CHUNK = 2000;
 
   private final RedriveTasks tasks;
+  private final NodeContext node;
+  private RedriveChunk chunks;
   private final String owner;
   private final long staleMs;
   private boolean busy;
 
   public RedriveVerticle(NodeContext node, long staleMs) {
     this.tasks = new RedriveTasks(node.pool());
+    this.node = node;
     this.owner = node.config().serverId() + "#" + ProcessHandle.current().pid() + "#" + UUID.randomUUID();
     this.staleMs = staleMs;
   }
 
   @Override
   public Future<?> start() {
+    chunks = new RedriveChunk(node, vertx);
     vertx.setPeriodic(CLAIM_PERIOD_MS, t -> claim());
     return vertx.eventBus().<Object>localConsumer(Addresses.REDRIVE_NUDGE, m -> claim()).completion();
   }
@@ -57,7 +66,7 @@ public final class RedriveVerticle extends VerticleBase {
         });
   }
 
-  /** A claimed task: its settings, and how many rows it has handled (kept here; the row is updated per move). */
+  /** A claimed task: its settings, and how many rows it has handled (kept here; the row is updated per chunk). */
   private static final class Task {
     final UUID id;
     final UUID tenant;
@@ -66,13 +75,15 @@ public final class RedriveVerticle extends VerticleBase {
     final int perSecond;
     final Long maxRows;
     long handled;
+    /** Rows still to move one at a time after a chunk the fast path gave back. */
+    int oneByOne;
 
     Task(Row r) {
       id = r.getUUID("id");
       tenant = r.getUUID("tenant_id");
       destQueue = r.getString("dest_queue");
       destPartition = r.getString("dest_partition");
-      perSecond = Math.max(1, r.getInteger("max_per_second"));
+      perSecond = Math.max(0, r.getInteger("max_per_second"));
       maxRows = r.getLong("max_rows");
       handled = r.getLong("moved") + r.getLong("duplicate") + r.getLong("gone") + r.getLong("failed");
     }
@@ -80,12 +91,24 @@ public final class RedriveVerticle extends VerticleBase {
 
   private void step(Task t) {
     long started = System.currentTimeMillis();
-    Future<Boolean> work = t.maxRows != null && t.handled >= t.maxRows ? finish(t, "completed")
-        : tasks.next(t.id).compose(next -> next == null ? finish(t, "completed") : move(t, next));
+    long before = t.handled;
+    Future<Boolean> work;
+    if (t.maxRows != null && t.handled >= t.maxRows) {
+      work = finish(t, "completed");
+    } else if (t.oneByOne > 0) {
+      t.oneByOne--;
+      work = tasks.next(t.id).compose(next -> next == null ? finish(t, "completed") : move(t, next));
+    } else if (node.maintenance().pushMaintenance()) {
+      work = heartbeat(t); // nothing may be written to the log: the task waits on the same row
+    } else {
+      work = chunk(t);
+    }
     work.onComplete(ar -> {
       if (ar.failed()) log.warn("redrive task {} step failed: {}", t.id, ar.cause().getMessage());
       if (ar.succeeded() && Boolean.TRUE.equals(ar.result())) {
-        long wait = Math.max(0, 1000 / t.perSecond - (System.currentTimeMillis() - started));
+        long rows = Math.max(1, t.handled - before);
+        long wait = t.perSecond == 0 ? 0
+            : Math.max(0, rows * 1000 / t.perSecond - (System.currentTimeMillis() - started));
         if (wait == 0) context.runOnContext(x -> step(t));
         else vertx.setTimer(wait, x -> step(t));
       } else if (ar.failed()) {
@@ -93,6 +116,29 @@ public final class RedriveVerticle extends VerticleBase {
       } else {
         busy = false;
       }
+    });
+  }
+
+  /** Rows per chunk: no limit moves {@link #CHUNK}; a rate moves a tenth of a second's worth (at least one). */
+  static int chunkSize(int perSecond, Long maxRows, long handled) {
+    int n = perSecond == 0 ? CHUNK : Math.max(1, Math.min(CHUNK, perSecond / 10));
+    return maxRows == null ? n : (int) Math.min(n, maxRows - handled);
+  }
+
+  /** Moves one chunk; true to go on. */
+  private Future<Boolean> chunk(Task t) {
+    int size = chunkSize(t.perSecond, t.maxRows, t.handled);
+    return chunks.move(t.id, owner, t.tenant, t.destQueue, t.destPartition, size).compose(o -> switch (o.kind()) {
+      case MOVED -> {
+        t.handled += o.moved();
+        yield Future.succeededFuture(true);
+      }
+      case ONE_BY_ONE -> {
+        t.oneByOne = size;
+        yield Future.succeededFuture(true);
+      }
+      case DONE -> finish(t, "completed");
+      case STOPPED -> Future.succeededFuture(false);
     });
   }
 

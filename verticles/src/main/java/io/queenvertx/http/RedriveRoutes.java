@@ -17,7 +17,8 @@ import java.util.UUID;
  * done by {@code RedriveVerticle} on whichever node claims the task; the rows are {@link RedriveTasks}'.
  */
 final class RedriveRoutes {
-  static final int DEFAULT_PER_SECOND = 100;
+  /** maxPerSecond unset: no rate limit (stored as 0, rendered as null). */
+  static final int NO_LIMIT = 0;
   static final int MAX_PER_SECOND = 10_000;
 
   private RedriveRoutes() {}
@@ -52,7 +53,7 @@ final class RedriveRoutes {
     } else if (b.getValue("destination") != null) {
       throw ApiError.of(400, "destination must be an object {queue?, partition?}");
     }
-    int perSecond = DEFAULT_PER_SECOND;
+    int perSecond = NO_LIMIT;
     if (b.getValue("maxPerSecond") != null) {
       if (!(b.getValue("maxPerSecond") instanceof Number n) || n.intValue() < 1 || n.intValue() > MAX_PER_SECOND) {
         throw ApiError.of(400, "maxPerSecond must be an integer between 1 and " + MAX_PER_SECOND);
@@ -116,7 +117,7 @@ final class RedriveRoutes {
         .put("partition", r.getString("partition"))
         .put("destination", new JsonObject().put("queue", r.getString("dest_queue"))
             .put("partition", r.getString("dest_partition")))
-        .put("maxPerSecond", r.getInteger("max_per_second"))
+        .put("maxPerSecond", r.getInteger("max_per_second") == NO_LIMIT ? null : r.getInteger("max_per_second"))
         .put("limit", r.getLong("max_rows"))
         .put("moved", r.getLong("moved"))
         .put("duplicate", r.getLong("duplicate"))

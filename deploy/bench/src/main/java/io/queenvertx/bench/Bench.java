@@ -38,7 +38,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * HttpClient, keep-alive, no pipelining, one connection per concurrent loop. Prints exactly one JSON line on stdout
  * per run; progress and diagnostics go to stderr.
  *
- * <p>Modes: {@code push}, {@code popack}, {@code fanout}, {@code wakeup}. See {@link #usage()}.
+ * <p>Modes: {@code push}, {@code popack}, {@code fanout}, {@code wakeup}, and the DLQ/inspection rows {@code redrive}
+ * and {@code msgpage} ({@link DlqRows}). See {@link #usage()}.
  */
 public final class Bench {
 
@@ -61,6 +62,13 @@ public final class Bench {
     int popTimeoutMs = 1000;
     int popPartitions = 1;
     long prefill = 0;
+    int prefillBatch = 100;
+    int fillClients = 16;
+    long deadLetters = 100_000;
+    long fill = 10_000_000;
+    int redriveTimeout = 300;
+    String deadLetterVia = "sql";
+    int maxOffset = 5000;
     String partitionPick = "item"; // item | request
     int parkMs = 100;
     String queue = null;
@@ -70,11 +78,12 @@ public final class Bench {
     int brokerPid = 0;
     int eventLoops = 0;
     String label = null;
+    double reference = 0;
   }
 
   static String usage() {
     return String.join("\n",
-        "usage: java -jar queen-bench.jar --mode push|popack|fanout|wakeup [options]",
+        "usage: java -jar queen-bench.jar --mode push|popack|fanout|wakeup|redrive|msgpage [options]",
         "  --url URL               broker (node A for wakeup)           default http://127.0.0.1:6632",
         "  --url2 URL              node B for wakeup (push goes there)  default = --url",
         "  --clients N             concurrent loops (pushers in push, consumers in popack/fanout total)  default 8",
@@ -88,6 +97,13 @@ public final class Bench {
         "  --groups K              fanout consumer groups g-0..g-(K-1)  default 10",
         "  --consumers-per-group N fanout consumers per group           default 1",
         "  --prefill N             popack: push N messages before starting consumers  default 0",
+        "  --prefill-batch N       items per push while prefilling/filling  default 100",
+        "  --fill-clients N        pushers while prefilling/filling     default 16",
+        "  --dead-letters N        redrive: dead letters to make, then redrive in bulk  default 100000",
+        "  --dead-letter-via sql|api  redrive setup: insert the rows (default) or pop+ack dlq each (slow)",
+        "  --redrive-timeout S     redrive: give up (and cancel the task) after S seconds  default 300",
+        "  --fill N                msgpage: messages in the queue before paging  default 10000000",
+        "  --max-offset N          msgpage: largest random offset of an offset page  default 5000",
         "  --pop-timeout MS        long-poll timeout of pops            default 1000",
         "  --pop-partitions N      pop 'partitions' parameter           default 1",
         "  --trials T              wakeup trials                        default 200",
@@ -97,7 +113,8 @@ public final class Bench {
         "  --pg-user U --pg-password P                                  default postgres/postgres",
         "  --broker-pid PID        sample broker CPU from /proc/PID/stat",
         "  --event-loops N         bench event loops                    default 2*cores",
-        "  --label TEXT            free text copied into the JSON line");
+        "  --label TEXT            free text copied into the JSON line",
+        "  --reference X           the reference broker's figure for this row (msg/s): adds reference and ratio");
   }
 
   static Opts parse(String[] args) {
@@ -132,6 +149,13 @@ public final class Bench {
         case "--groups" -> o.groups = Integer.parseInt(v);
         case "--consumers-per-group" -> o.consumersPerGroup = Integer.parseInt(v);
         case "--prefill" -> o.prefill = Long.parseLong(v);
+        case "--prefill-batch" -> o.prefillBatch = Integer.parseInt(v);
+        case "--fill-clients" -> o.fillClients = Integer.parseInt(v);
+        case "--dead-letters" -> o.deadLetters = Long.parseLong(v);
+        case "--redrive-timeout" -> o.redriveTimeout = Integer.parseInt(v);
+        case "--dead-letter-via" -> o.deadLetterVia = v;
+        case "--fill" -> o.fill = Long.parseLong(v);
+        case "--max-offset" -> o.maxOffset = Integer.parseInt(v);
         case "--pop-timeout" -> o.popTimeoutMs = Integer.parseInt(v);
         case "--pop-partitions" -> o.popPartitions = Integer.parseInt(v);
         case "--trials" -> o.trials = Integer.parseInt(v);
@@ -143,11 +167,15 @@ public final class Bench {
         case "--broker-pid" -> o.brokerPid = Integer.parseInt(v);
         case "--event-loops" -> o.eventLoops = Integer.parseInt(v);
         case "--label" -> o.label = v;
+        case "--reference" -> o.reference = Double.parseDouble(v);
         default -> die("unknown option " + a + "\n" + usage());
       }
     }
-    if (!List.of("push", "popack", "fanout", "wakeup").contains(o.mode)) die("unknown mode " + o.mode);
+    if (!List.of("push", "popack", "fanout", "wakeup", "redrive", "msgpage").contains(o.mode)) {
+      die("unknown mode " + o.mode);
+    }
     if (!List.of("item", "request").contains(o.partitionPick)) die("--partition-pick must be item or request");
+    if (!List.of("sql", "api").contains(o.deadLetterVia)) die("--dead-letter-via must be sql or api");
     if (o.clients < 1 || o.batch < 1 || o.partitions < 1 || o.duration < 1 || o.warmup < 0) die("bad numbers");
     if (o.producers < 0) o.producers = o.clients;
     if (o.url2 == null) o.url2 = o.url;
@@ -292,7 +320,7 @@ public final class Bench {
     if (o.eventLoops > 0) vo.setEventLoopPoolSize(o.eventLoops);
     vo.setBlockedThreadCheckInterval(10_000);
     this.vertx = Vertx.vertx(vo);
-    int conns = o.clients + o.producers + o.groups * o.consumersPerGroup + 8;
+    int conns = o.clients + o.producers + o.groups * o.consumersPerGroup + o.fillClients + 8;
     this.a = new Target(vertx, o.url, conns);
     this.b = o.url2.equals(o.url) ? a : new Target(vertx, o.url2, conns);
     this.queue = o.queue != null ? o.queue : "bench-" + o.mode + "-" + runId;
@@ -377,11 +405,15 @@ public final class Bench {
 
   /** One pusher loop; completes the latch when stopped. */
   void pushLoop(int client, Target t, CountDownLatch done, java.util.function.BooleanSupplier stop) {
+    pushLoop(client, t, done, stop, o.batch);
+  }
+
+  void pushLoop(int client, Target t, CountDownLatch done, java.util.function.BooleanSupplier stop, int batch) {
     if (stopping || stop.getAsBoolean()) {
       done.countDown();
       return;
     }
-    String body = pushBody(client, o.batch);
+    String body = pushBody(client, batch);
     long t0 = System.nanoTime();
     t.post("/api/v1/push", Buffer.buffer(body), 60_000)
         .onComplete(ar -> {
@@ -389,7 +421,7 @@ public final class Bench {
           boolean win = inWindow(t1);
           if (ar.failed()) {
             exception(win, "push", ar.cause());
-            vertx.setTimer(50, x -> pushLoop(client, t, done, stop));
+            vertx.setTimer(50, x -> pushLoop(client, t, done, stop, batch));
             return;
           }
           Resp r = ar.result();
@@ -407,7 +439,7 @@ public final class Bench {
             }
           }
           if (win) record("push", t0, t1);
-          pushLoop(client, t, done, stop);
+          pushLoop(client, t, done, stop, batch);
         });
   }
 
@@ -794,16 +826,28 @@ public final class Bench {
     if (r.statusCode() != 200) throw new IllegalStateException(t.url + "/health answered " + r.statusCode());
   }
 
-  void prefill(long n) throws InterruptedException {
+  /** Pushes n messages (--fill-clients pushers, --prefill-batch items each) before the measured part; returns seconds. */
+  double prefill(long n) throws InterruptedException {
     log("prefilling " + n + " messages into " + queue);
-    CountDownLatch done = new CountDownLatch(o.clients);
+    CountDownLatch done = new CountDownLatch(o.fillClients);
     windowStart = Long.MAX_VALUE;
-    for (int c = 0; c < o.clients; c++) {
+    long t0 = System.nanoTime();
+    AtomicLong reserved = new AtomicLong();
+    for (int c = 0; c < o.fillClients; c++) {
       int id = 1000 + c;
-      vertx.runOnContext(v -> pushLoop(id, a, done, () -> pushedTotal.get() >= n));
+      vertx.runOnContext(v -> pushLoop(id, a, done,
+          () -> reserved.addAndGet(o.prefillBatch) - o.prefillBatch >= n, o.prefillBatch));
     }
-    done.await();
-    log("prefill done: " + pushedTotal.get() + " queued");
+    long lastLog = System.nanoTime();
+    while (!done.await(1, TimeUnit.SECONDS)) {
+      if (System.nanoTime() - lastLog > TimeUnit.SECONDS.toNanos(10)) {
+        lastLog = System.nanoTime();
+        log(String.format(Locale.ROOT, "prefill: %d queued in %.0f s", pushedTotal.get(), (lastLog - t0) / 1e9));
+      }
+    }
+    double secs = (System.nanoTime() - t0) / 1e9;
+    log(String.format(Locale.ROOT, "prefill done: %d queued in %.1f s", pushedTotal.get(), secs));
+    return secs;
   }
 
   JsonObject run() throws Exception {
@@ -832,6 +876,11 @@ public final class Bench {
       if (o.prefill > 0) params.put("prefill", o.prefill);
     }
     if (o.mode.equals("fanout")) params.put("groups", o.groups).put("consumers_per_group", o.consumersPerGroup);
+    if (o.mode.equals("redrive")) params.put("dead_letters", o.deadLetters).put("dead_letter_via", o.deadLetterVia).put("redrive_timeout_s", o.redriveTimeout);
+    if (o.mode.equals("msgpage")) params.put("fill", o.fill).put("max_offset", o.maxOffset);
+    if (o.prefill > 0 || o.mode.equals("redrive") || o.mode.equals("msgpage")) {
+      params.put("prefill_batch", o.prefillBatch).put("fill_clients", o.fillClients);
+    }
     out.put("params", params);
 
     Snapshot s0;
@@ -848,8 +897,14 @@ public final class Bench {
       out.put("requests", requests.get());
       out.put("requests_per_s", round2(requests.get() / secs));
       out.mergeIn(w);
+    } else if (o.mode.equals("redrive") || o.mode.equals("msgpage")) {
+      DlqRows rows = new DlqRows(this);
+      JsonObject w = o.mode.equals("redrive") ? rows.redrive() : rows.msgpage();
+      s0 = rows.s0;
+      s1 = rows.s1;
+      out.mergeIn(w);
     } else {
-      if (o.mode.equals("popack") && o.prefill > 0) prefill(o.prefill);
+      if (o.mode.equals("popack") && o.prefill > 0) out.put("prefill_s", round2(prefill(o.prefill)));
       List<CountDownLatch> latches = new ArrayList<>();
       long t0 = System.nanoTime();
       // the window is set before the loops start so that warmup is measured from the first request
@@ -927,7 +982,7 @@ public final class Bench {
     }
     out.put("latency_ms", summary(allLatency.sorted()));
     JsonObject byKind = new JsonObject();
-    for (String k : List.of("push", "pop", "ack")) {
+    for (String k : new java.util.TreeSet<>(latency.keySet())) {
       LongList l = latency.get(k);
       if (l != null) byKind.put(k, summary(l.sorted()));
     }
@@ -960,6 +1015,11 @@ public final class Bench {
     int rc = 0;
     try {
       JsonObject out = bench.run();
+      if (o.reference > 0) {
+        double ours = out.getDouble("messages_per_s", 0.0);
+        out.put("reference", new JsonObject().put("broker", "Queen 0.15 (issue 23)").put("messages_per_s", o.reference)
+            .put("ratio", round2(ours / o.reference)));
+      }
       System.out.println(out.encode());
       System.out.flush();
     } catch (Exception e) {

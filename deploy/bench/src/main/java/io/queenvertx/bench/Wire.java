@@ -66,6 +66,11 @@ final class Wire {
 
   /** {@code {"consumerGroup":..., "acknowledgments":[{transactionId, partitionId, leaseId, status:"completed"}]}}. */
   static Buffer ackBody(String group, List<Popped> msgs) {
+    return ackBody(group, msgs, "completed");
+  }
+
+  /** The same ack body with another status for every item (e.g. {@code "dlq"}: dead-letter at once). */
+  static Buffer ackBody(String group, List<Popped> msgs, String status) {
     ByteArrayBuilder bytes = new ByteArrayBuilder(64 + msgs.size() * 160);
     try (JsonGenerator g = JSON.createGenerator(bytes, JsonEncoding.UTF8)) {
       g.writeStartObject();
@@ -76,7 +81,7 @@ final class Wire {
         g.writeStringField("transactionId", m.transactionId());
         g.writeStringField("partitionId", m.partitionId());
         g.writeStringField("leaseId", m.leaseId());
-        g.writeStringField("status", "completed");
+        g.writeStringField("status", status);
         g.writeEndObject();
       }
       g.writeEndArray();
@@ -85,6 +90,20 @@ final class Wire {
       throw new UncheckedIOException(e);
     }
     return Buffer.buffer(bytes.toByteArray());
+  }
+
+  /** How many items of an ack response answered {@code "dlq":true} (the message was dead-lettered). */
+  static int dlqCount(Buffer body) {
+    int n = 0;
+    try (JsonParser p = JSON.createParser(body.getBytes())) {
+      JsonToken t;
+      while ((t = p.nextToken()) != null) {
+        if (t == JsonToken.FIELD_NAME && "dlq".equals(p.currentName()) && p.nextToken() == JsonToken.VALUE_TRUE) n++;
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return n;
   }
 
   /** Counts the items of an ack response ({@code [{"success":true|false, "error":...}, ...]}). */

@@ -1,0 +1,162 @@
+package io.queenvertx.dlq;
+
+import io.queenvertx.boot.NodeContext;
+import io.queenvertx.bus.Addresses;
+import io.queenvertx.codec.EnvelopeCipher;
+import io.queenvertx.codec.Frame;
+import io.queenvertx.codec.Segment;
+import io.queenvertx.codec.TxnHash;
+import io.queenvertx.codec.UuidV7;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.SqlConnection;
+import io.vertx.sqlclient.Tuple;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * Moves a chunk of a redrive task's dead-letter rows in ONE transaction (issue 23): lock the task's next rows
+ * ({@code queen.dlq_redrive_rows}), pack one segment per destination (queue, partition) with one frame per row,
+ * transaction id {@code dlq:<row id>} as the single move writes it, push each segment and delete its rows
+ * ({@code queen.log_dlq_move_many}), and count the moves and advance the keyset ({@code queen.dlq_redrive_advance}).
+ * The chunk commits whole or not at all, so what the task reports, what left the DLQ and what landed always agree.
+ *
+ * <p>The chunk's pushes skip the dedup-window probe (see {@code log_dlq_move_many}: a row still there has no frame).
+ * When a row cannot be packed here (plaintext for an encrypted queue on a node without the key), the chunk is rolled
+ * back and the caller moves those rows one at a time through the DLQ mover, which gives each its own verdict.
+ */
+final class RedriveChunk {
+  /** What one chunk did: rows moved (0 when the task has no rows left), or why it did nothing. */
+  enum Kind { MOVED, DONE, STOPPED, ONE_BY_ONE }
+
+  record Outcome(Kind kind, int moved) {}
+
+  /** Rolls the chunk's transaction back with a reason the caller acts on. */
+  private static final class Abort extends RuntimeException {
+    final Kind kind;
+
+    Abort(Kind kind) {
+      super(kind.name(), null, false, false);
+      this.kind = kind;
+    }
+  }
+
+  private record Source(UUID id, OffsetDateTime failedAt, byte[] payload) {}
+
+  private record Landing(String queue, String partition, String partitionId, long lastOffset) {}
+
+  private final NodeContext node;
+  private final Vertx vertx;
+
+  RedriveChunk(NodeContext node, Vertx vertx) {
+    this.node = node;
+    this.vertx = vertx;
+  }
+
+  /** Moves up to {@code limit} rows of the task held by {@code owner}, to the task's destination or back in place. */
+  Future<Outcome> move(UUID task, String owner, UUID tenant, String destQueue, String destPartition, int limit) {
+    List<Landing> landed = new ArrayList<>();
+    Map<String, Future<Boolean>> encrypted = new java.util.HashMap<>();
+    return node.pool().withTransaction(conn -> conn
+            .preparedQuery("SELECT * FROM queen.dlq_redrive_rows($1, $2, $3)")
+            .execute(Tuple.of(task, owner, limit))
+            .compose(rows -> {
+              if (rows.size() == 0) return Future.succeededFuture(new Outcome(Kind.DONE, 0));
+              Map<List<String>, List<Source>> byDest = new LinkedHashMap<>();
+              Row last = null;
+              for (Row r : rows) {
+                String q = destQueue != null ? destQueue : r.getString("queue");
+                String p = destPartition != null ? destPartition : r.getString("partition");
+                String payload = r.getString("payload");
+                byDest.computeIfAbsent(List.of(q, p), k -> new ArrayList<>()).add(new Source(r.getUUID("id"),
+                    r.getOffsetDateTime("failed_at"),
+                    payload == null ? new byte[0] : payload.getBytes(StandardCharsets.UTF_8)));
+                last = r;
+              }
+              Row tail = last;
+              int n = rows.size();
+              Future<Void> chain = Future.succeededFuture();
+              for (var e : byDest.entrySet()) {
+                chain = chain.compose(v -> pushOne(conn, tenant, e.getKey().get(0), e.getKey().get(1), e.getValue(),
+                        encrypted)
+                    .map(l -> {
+                      landed.add(l);
+                      return null;
+                    }));
+              }
+              return chain
+                  .compose(v -> conn.preparedQuery("SELECT queen.dlq_redrive_advance($1, $2, $3, $4, $5)")
+                      .execute(Tuple.of(task, owner, (long) n, tail.getOffsetDateTime("failed_at"), tail.getUUID("id"))))
+                  .map(adv -> {
+                    if (!Boolean.TRUE.equals(adv.iterator().next().getBoolean(0))) throw new Abort(Kind.STOPPED);
+                    return new Outcome(Kind.MOVED, n);
+                  });
+            }))
+        .onSuccess(o -> {
+          if (o.kind() != Kind.MOVED) return;
+          node.metrics().replayed.increment(o.moved());
+          for (Landing l : landed) {
+            vertx.eventBus().publish(Addresses.LANDED, new JsonObject()
+                .put("tenant", tenant.toString()).put("queue", l.queue()).put("partition", l.partition())
+                .put("partitionId", l.partitionId()).put("lastOffset", l.lastOffset()));
+          }
+        })
+        .recover(e -> e instanceof Abort a ? Future.succeededFuture(new Outcome(a.kind, 0)) : Future.failedFuture(e));
+  }
+
+  /**
+   * Packs the rows of one destination into one segment (off the event loop: crypto and zstd) and moves them. The
+   * destination queue's encryption flag is read once per chunk and queue ({@code encrypted}), in the chunk's
+   * transaction, so a configure that answered before the chunk started is seen.
+   */
+  private Future<Landing> pushOne(SqlConnection conn, UUID tenant, String queue, String partition, List<Source> rows,
+                                  Map<String, Future<Boolean>> encrypted) {
+    return encrypted.computeIfAbsent(queue, q -> conn.preparedQuery("SELECT queen.queue_encryption($1, $2)")
+            .execute(Tuple.of(tenant, q)).map(r -> Boolean.TRUE.equals(r.iterator().next().getBoolean(0))))
+        .compose(enc -> vertx.executeBlocking(() -> pack(rows, enc), false))
+        .compose(packed -> conn.preparedQuery("SELECT queen.log_dlq_move_many($1, $2, $3, $4, $5, $6)")
+            .execute(Tuple.of(tenant, rows.stream().map(Source::id).toArray(UUID[]::new), queue, partition,
+                Buffer.buffer(packed[0]), Buffer.buffer(packed[1]))))
+        .map(r -> {
+          JsonObject v = (JsonObject) r.iterator().next().getValue(0);
+          if (!"moved".equals(v.getString("result"))) throw new Abort(Kind.ONE_BY_ONE);
+          return new Landing(queue, partition, v.getString("partitionId"),
+              v.getLong("baseOffset") + rows.size() - 1);
+        });
+  }
+
+  /**
+   * {hashes, blob} of one segment: each snapshot decrypted when this node has the key, sealed again for an encrypted
+   * destination; without a key a sealed snapshot moves sealed and flagged (the DLQ mover's rules).
+   */
+  private byte[][] pack(List<Source> rows, boolean destinationEncrypted) {
+    var cipher = node.cipher();
+    List<Frame> frames = new ArrayList<>(rows.size());
+    ByteArrayOutputStream hashes = new ByteArrayOutputStream(16 * rows.size());
+    for (Source s : rows) {
+      byte[] p = s.payload();
+      boolean encrypted;
+      if (cipher.isPresent()) {
+        p = cipher.get().tryDecrypt(p).orElse(p);
+        if (destinationEncrypted) p = cipher.get().encryptToBytes(p);
+        encrypted = destinationEncrypted;
+      } else {
+        encrypted = EnvelopeCipher.looksLikeEnvelope(p);
+        if (destinationEncrypted && !encrypted) throw new Abort(Kind.ONE_BY_ONE);
+      }
+      String txn = "dlq:" + s.id();
+      frames.add(new Frame(UuidV7.next(), txn, null, null, p, encrypted));
+      hashes.writeBytes(TxnHash.of(txn));
+    }
+    return new byte[][] {hashes.toByteArray(), Segment.pack(frames, node.config().engine().zstdLevel())};
+  }
+}
