@@ -22,9 +22,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Ack fusion ({@link AckFusion}): many ack requests in flight at once, on many partitions, each with its own expected
- * verdict (completed, wrong lease, failed with retries left, unresolvable transaction, consumer not found). Their
- * {@code log_ack} calls go to PostgreSQL fused into shared statements; every request must still get exactly its own
- * verdicts, and the cursors must move exactly as separate acks would move them.
+ * verdict (completed, wrong lease, failed with retries left, unresolvable transaction, dead-lettered, consumer not
+ * found). Their {@code log_ack} calls go to PostgreSQL fused into shared statements; every request must still get
+ * exactly its own verdicts, and the cursors and dead letters must be exactly what separate acks would leave.
  */
 class AckFusionIT {
   @NodeFixture
@@ -67,15 +67,16 @@ class AckFusionIT {
     for (int i = 0; i < PARTITIONS; i++) {
       String a = q + "-" + i + "-a";
       String b = q + "-" + i + "-b";
-      JsonObject body = switch (i % 5) {
+      JsonObject body = switch (i % 6) {
         case 0 -> new JsonObject().put("acknowledgments", new JsonArray()
             .add(ack(a, pid[i], "completed", lease[i])).add(ack(b, pid[i], "completed", lease[i])));
         case 1 -> ack(a, pid[i], "completed", "not-the-lease-" + i);
         case 2 -> ack(a, pid[i], "failed", lease[i]).put("error", "boom " + i);
         case 3 -> ack(q + "-" + i + "-never-pushed", pid[i], "completed", lease[i]);
+        case 4 -> ack(a, pid[i], "dlq", lease[i]).put("error", "poison " + i);
         default -> ack(a, pid[i], "completed", null).put("consumerGroup", "never-popped-" + i);
       };
-      String path = i % 5 == 0 ? "/api/v1/ack/batch" : "/api/v1/ack";
+      String path = i % 6 == 0 ? "/api/v1/ack/batch" : "/api/v1/ack";
       sent.add(TestNode.HTTP.sendAsync(HttpRequest.newBuilder(URI.create(node.baseUrl() + path))
           .timeout(Duration.ofSeconds(30)).header("Content-Type", "application/json")
           .POST(HttpRequest.BodyPublishers.ofString(body.encode())).build(), HttpResponse.BodyHandlers.ofString()));
@@ -87,8 +88,8 @@ class AckFusionIT {
       JsonArray verdicts = new JsonArray(r.body());
       String a = q + "-" + i + "-a";
       JsonObject v = verdicts.getJsonObject(0);
-      String what = "p" + i + " kind " + (i % 5) + ": " + r.body();
-      switch (i % 5) {
+      String what = "p" + i + " kind " + (i % 6) + ": " + r.body();
+      switch (i % 6) {
         case 0 -> {
           assertThat(verdicts).as(what).hasSize(2);
           assertThat(v.getString("transactionId")).as(what).isEqualTo(a);
@@ -118,6 +119,15 @@ class AckFusionIT {
           assertThat(v.getBoolean("success")).as(what).isFalse();
           assertThat(v.getString("error")).as(what).isEqualTo(Acks.UNRESOLVABLE);
           assertThat(Wire.cursor(pid[i], Wire.QUEUE_MODE).get("worker_id")).as(what).isEqualTo(lease[i]);
+        }
+        case 4 -> {
+          assertThat(v.getString("transactionId")).as(what).isEqualTo(a);
+          assertThat(v.getBoolean("success")).as(what).isTrue();
+          assertThat(v.getBoolean("dlq")).as(what).isTrue();
+          var dlq = Wire.dlqRows(pid[i]);
+          assertThat(dlq).as(what).hasSize(1);
+          assertThat(dlq.get(0).get("transaction_id")).as(what).isEqualTo(a);
+          assertThat(dlq.get(0).get("error")).as(what).isEqualTo("poison " + i);
         }
         default -> {
           assertThat(v.getString("transactionId")).as(what).isEqualTo(a);
