@@ -6,6 +6,8 @@ import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonObject;
+import io.vertx.core.shareddata.LocalMap;
+import io.vertx.core.shareddata.Shareable;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
@@ -13,9 +15,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
-import java.util.WeakHashMap;
 
 /**
  * Fuses the {@code log_ack} calls of concurrent ack requests (ENGINE.md §5): while one ack statement is in flight,
@@ -26,7 +26,7 @@ import java.util.WeakHashMap;
  * One instance per pool (so per node) is shared by the consumer verticles of all event loops: it is thread-safe, and
  * each verdict is handed back on the event loop that submitted its call.
  */
-final class AckFusion {
+final class AckFusion implements Shareable {
   static final String ONE_SQL = "SELECT queen.log_ack($1, $2, $3, $4, $5::bytea[], $6::text[])";
   static final String MANY_SQL = "SELECT * FROM queen.log_ack_many($1::uuid[], $2::uuid[], $3::text[], $4::text[], "
       + "$5::int[], $6::bytea[], $7::text[])";
@@ -48,13 +48,10 @@ final class AckFusion {
     }
   }
 
-  private static final Map<Pool, AckFusion> BY_POOL = new WeakHashMap<>();
-
-  /** The node's fusion: one per pool. */
-  static AckFusion of(Pool pool) {
-    synchronized (BY_POOL) {
-      return BY_POOL.computeIfAbsent(pool, AckFusion::new);
-    }
+  /** The node's fusion: one per pool, kept in the node's Vert.x local shared data (gone when Vert.x closes). */
+  static AckFusion of(Vertx vertx, Pool pool) {
+    LocalMap<String, AckFusion> map = vertx.sharedData().getLocalMap("queen.ack-fusion");
+    return map.computeIfAbsent("pool-" + System.identityHashCode(pool), k -> new AckFusion(pool));
   }
 
   private static final Comparator<Call> LOCK_ORDER =

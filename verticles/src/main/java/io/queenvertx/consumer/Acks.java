@@ -46,7 +46,7 @@ final class Acks {
   Acks(NodeContext node, Vertx vertx) {
     this.node = node;
     this.vertx = vertx;
-    this.fusion = AckFusion.of(node.pool());
+    this.fusion = AckFusion.of(vertx, node.pool());
   }
 
   /** The node's fusion of {@code log_ack} calls (tests and diagnostics). */

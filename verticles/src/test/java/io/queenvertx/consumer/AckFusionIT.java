@@ -34,7 +34,7 @@ class AckFusionIT {
 
   @Test
   void concurrentAcksFusedIntoSharedStatementsEachGetTheirOwnVerdict() throws Exception {
-    AckFusion fusion = AckFusion.of(node.node().pool());
+    AckFusion fusion = AckFusion.of(node.node().vertx(), node.node().pool());
     long fusedBefore = fusion.fusedCalls();
     int rounds = 0;
     // Each round is a fresh queue; rounds repeat (at most 10) until at least one statement carried several calls,
