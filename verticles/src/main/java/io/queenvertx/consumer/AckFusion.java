@@ -33,6 +33,8 @@ final class AckFusion implements Shareable {
   /** At most this many calls / hashes go in one fused statement; the rest wait for the next. */
   static final int MAX_CALLS = 256;
   static final int MAX_HASHES = 10_000;
+  /** Statements in flight at once; calls queue (and fuse) only while this many are out (2 measured no better). */
+  static final int MAX_IN_FLIGHT = 1;
 
   /** One {@code log_ack} call and where its verdict goes. */
   private record Call(UUID tenant, UUID pid, String group, String worker, Buffer[] hashes, String[] statuses,
@@ -59,7 +61,7 @@ final class AckFusion implements Shareable {
 
   private final Pool pool;
   private final ArrayDeque<Call> queue = new ArrayDeque<>();
-  private boolean inFlight;
+  private int inFlight;
   private long statements;
   private long fusedCalls;
 
@@ -90,21 +92,21 @@ final class AckFusion implements Shareable {
     List<Call> batch = new ArrayList<>();
     int hashes = 0;
     synchronized (this) {
-      if (inFlight || queue.isEmpty()) return;
+      if (inFlight >= MAX_IN_FLIGHT || queue.isEmpty()) return;
       while (!queue.isEmpty() && batch.size() < MAX_CALLS
           && (batch.isEmpty() || hashes + queue.peek().hashes().length <= MAX_HASHES)) {
         Call c = queue.poll();
         batch.add(c);
         hashes += c.hashes().length;
       }
-      inFlight = true;
+      inFlight++;
       statements++;
       if (batch.size() > 1) fusedCalls += batch.size();
     }
     Future<Void> sent = batch.size() == 1 ? one(batch.get(0)) : many(batch, hashes);
     sent.onComplete(ar -> {
       synchronized (this) {
-        inFlight = false;
+        inFlight--;
       }
       pump();
     });
