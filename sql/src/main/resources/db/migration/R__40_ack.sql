@@ -259,6 +259,40 @@ BEGIN
 END;
 $$;
 
+-- Several acks in one transaction (one commit, one WAL flush): the broker fuses the ack groups of concurrent requests
+-- into one call. Group i is log_ack(p_tenants[i], p_pids[i], p_groups[i], p_workers[i], its p_counts[i] hashes and
+-- statuses, taken in order from the flat p_hashes / p_statuses); one result row per group, in group order. The groups
+-- run one after the other exactly as separate calls would; the caller sorts them by (partition, group) so that two
+-- fused calls lock cursors in the same order.
+CREATE OR REPLACE FUNCTION queen.log_ack_many(
+    p_tenants  uuid[],
+    p_pids     uuid[],
+    p_groups   text[],
+    p_workers  text[],
+    p_counts   integer[],
+    p_hashes   bytea[],
+    p_statuses text[]
+) RETURNS SETOF jsonb
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    v_n  integer := COALESCE(cardinality(p_pids), 0);
+    v_lo integer := 1;
+    v_hi integer;
+BEGIN
+    IF COALESCE(cardinality(p_tenants), 0) <> v_n OR COALESCE(cardinality(p_groups), 0) <> v_n
+       OR COALESCE(cardinality(p_workers), 0) <> v_n OR COALESCE(cardinality(p_counts), 0) <> v_n THEN
+        RAISE EXCEPTION 'QACK misaligned group arrays';
+    END IF;
+    FOR v_i IN 1 .. v_n LOOP
+        v_hi := v_lo + p_counts[v_i] - 1;
+        RETURN NEXT queen.log_ack(p_tenants[v_i], p_pids[v_i], p_groups[v_i], p_workers[v_i],
+                                  p_hashes[v_lo:v_hi], p_statuses[v_lo:v_hi]);
+        v_lo := v_hi + 1;
+    END LOOP;
+END;
+$$;
+
 -- File the poison frame of a dlq hand-off (ENGINE §7.1 step 5). A second call fails the lease check and changes nothing.
 CREATE OR REPLACE FUNCTION queen.log_dlq_head(
     p_pid        uuid,

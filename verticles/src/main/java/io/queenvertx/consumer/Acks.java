@@ -26,7 +26,8 @@ import java.util.UUID;
 
 /**
  * Acknowledgements (ENGINE.md §5): items are grouped per (partition, consumer group, lease) and each group is one
- * {@code log_ack} call; its verdict is spread back onto the items in request order (the table of ENGINE.md §5.3).
+ * {@code log_ack} call (fused with the calls of concurrent requests by {@link AckFusion}); its verdict is spread back
+ * onto the items in request order (the table of ENGINE.md §5.3).
  * A dead-letter hand-off is completed here: the poison frame is decoded from its segment and filed with a payload
  * snapshot by {@code log_dlq_head}.
  */
@@ -40,10 +41,17 @@ final class Acks {
 
   private final NodeContext node;
   private final Vertx vertx;
+  private final AckFusion fusion;
 
   Acks(NodeContext node, Vertx vertx) {
     this.node = node;
     this.vertx = vertx;
+    this.fusion = AckFusion.of(vertx, node.pool());
+  }
+
+  /** The node's fusion of {@code log_ack} calls (tests and diagnostics). */
+  AckFusion fusion() {
+    return fusion;
   }
 
   Future<JsonArray> ack(AckCommand cmd) {
@@ -102,12 +110,8 @@ final class Acks {
       hashes[j] = Buffer.buffer(TxnHash.of(it.transactionId()));
       statuses[j] = it.status();
     }
-    return node.pool().preparedQuery("SELECT queen.log_ack($1, $2, $3, $4, $5::bytea[], $6::text[])")
-        .execute(Tuple.of(tenant, pid, g.group(), g.leaseId(), hashes, statuses))
-        .compose(rows -> {
-          JsonObject r = (JsonObject) rows.iterator().next().getValue(0);
-          return apply(pid, g, idx, items, out, r);
-        }, err -> {
+    return fusion.submit(tenant, pid, g.group(), g.leaseId(), hashes, statuses)
+        .compose(r -> apply(pid, g, idx, items, out, r), err -> {
           node.metrics().stats.dbError();
           String text = err.getMessage();
           for (int i : idx) out[i] = result(i, items.get(i), false, text, false, false, false);
