@@ -84,6 +84,7 @@ public final class LogWriterVerticle extends VerticleBase {
   /** Spool-replay bundles among them: a replay gets a turn ahead of live pushes when it has none in flight. */
   private int spoolBundlesInFlight;
   private boolean dispatchScheduled;
+  private FusionGate gate;
 
   public LogWriterVerticle(NodeContext node, Optional<EnvelopeCipher> cipher) {
     this.node = node;
@@ -109,6 +110,7 @@ public final class LogWriterVerticle extends VerticleBase {
       }
     });
     vertx.setPeriodic(Math.max(10, node.config().spool().flushMs()), t -> spooler.drain());
+    gate = FusionGate.on(vertx, context, node.config().engine(), this::dispatch);
     node.metrics().gauge("queen_file_buffer_pending", "push events waiting in this node's spool", spool::pendingEvents);
     node.metrics().gauge("queen_file_buffer_failed",
         "spooled push events the database refused, set aside in the spool's failed/ folder", spool::rejectedEvents);
@@ -211,7 +213,7 @@ public final class LogWriterVerticle extends VerticleBase {
       List<PartitionKey> taken = replay ? ready(spoolPending) : List.of();
       if (taken.isEmpty()) {
         replay = false;
-        taken = ready(pending);
+        taken = gate.holds(bundlesInFlight, pending, inFlight) ? List.of() : ready(pending);
       }
       if (taken.isEmpty()) {
         replay = true;
