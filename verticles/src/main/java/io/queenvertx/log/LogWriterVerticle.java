@@ -14,7 +14,6 @@ import io.queenvertx.codec.TxnHash;
 import io.queenvertx.codec.UuidV7;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
-import io.vertx.core.eventbus.Message;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.nio.ByteBuffer;
@@ -27,6 +26,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -131,18 +131,25 @@ public final class LogWriterVerticle extends VerticleBase {
           if (ar.succeeded()) m.reply(ar.result(), LocalCodec.OPTIONS);
           else m.fail(500, ar.cause().getMessage());
         }));
-    return Future.all(tx.completion(),
-        vertx.eventBus().<PushCommand>localConsumer(Addresses.PUSH, this::onPush).completion());
+    PushInbox.open(vertx, context, this::push);
+    return Future.all(tx.completion(), vertx.eventBus().<PushCommand>localConsumer(Addresses.PUSH,
+        m -> push(m.body(), out -> m.reply(out, LocalCodec.OPTIONS))).completion());
   }
 
-  private void onPush(Message<PushCommand> msg) {
+  @Override
+  public Future<?> stop() {
+    PushInbox.close(vertx);
+    return Future.succeededFuture();
+  }
+
+  /** One push request, from the event bus or the HTTP route's {@link PushInbox}; {@code reply} gets its outcomes. */
+  private void push(PushCommand cmd, Consumer<List<PushOutcome>> reply) {
     node.metrics().pushRequests.increment();
     long t0 = System.nanoTime();
-    var req = new Request(msg.body(),
-        out -> msg.reply(node.metrics().pushAnswered(msg.body().tenant(), out, t0), LocalCodec.OPTIONS), false);
-    List<PushItem> items = req.cmd.items();
+    var req = new Request(cmd, out -> reply.accept(node.metrics().pushAnswered(cmd.tenant(), out, t0)), false);
+    List<PushItem> items = cmd.items();
     if (items.isEmpty()) {
-      msg.reply(List.of(), LocalCodec.OPTIONS);
+      reply.accept(List.of());
       return;
     }
     encryption.flagsFor(req.cmd.tenant(), items).onComplete(ar -> {
@@ -309,7 +316,7 @@ public final class LogWriterVerticle extends VerticleBase {
               followUps.add(onSegmentResult(s, r, landed));
             }
             // Announced before the requests are answered: a parked pop may already be on its way when they are.
-            for (Landed l : landed.values()) announce(l);
+            for (Landed l : landed.values()) vertx.eventBus().publish(Addresses.LANDED, l.announcement());
             for (PackedSegment s : bundle) if (s.queued) for (int k = 0; k < s.slots.size(); k++) {
               s.slots.get(k).resolve("queued", s.pid, s.base + k, null);
             }
@@ -386,15 +393,5 @@ public final class LogWriterVerticle extends VerticleBase {
       waiting(retry.get(0).owner).computeIfAbsent(seg.key, k -> new ArrayList<>()).addAll(0, retry);
     }
     return Future.join(lookups);
-  }
-
-  private void announce(Landed l) {
-    vertx.eventBus().publish(Addresses.LANDED, new JsonObject()
-        .put("tenant", l.first.tenant().toString())
-        .put("queue", l.first.queue())
-        .put("partition", l.first.partition())
-        .put("partitionId", l.pid.toString())
-        .put("lastOffset", l.lastOffset)
-        .put("partitions", l.partitions));
   }
 }
