@@ -3,8 +3,11 @@ package io.queenvertx.log;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.queenvertx.boot.Config;
+import io.queenvertx.bus.Addresses;
 import io.queenvertx.testing.TestDatabase;
 import io.queenvertx.testing.TestNode;
+import io.vertx.core.Handler;
+import io.vertx.core.eventbus.DeliveryContext;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
@@ -18,6 +21,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -143,6 +147,33 @@ class PushFusionIT {
       assertThat(a.getString("message_id")).isEqualTo(b.getString("message_id"));
     }
     assertThat(stored(q)).isEqualTo(total + 1 + CLIENTS / 2);
+  }
+
+  @Test
+  void httpPushesReachTheWriterThroughItsInboxNotAnEventBusRequest() throws Exception {
+    String q = "fusion-inbox-" + UUID.randomUUID();
+    AtomicInteger busPushes = new AtomicInteger();
+    Handler<DeliveryContext<Object>> count = dc -> {
+      if (Addresses.PUSH.equals(dc.message().address())) busPushes.incrementAndGet();
+      dc.next();
+    };
+    node.node().vertx().eventBus().addOutboundInterceptor(count);
+    try {
+      List<Callable<JsonObject>> pushes = new ArrayList<>();
+      for (int c = 0; c < CLIENTS; c++) {
+        int client = c;
+        pushes.add(() -> push(q, "p" + (client % 4), "inbox-" + client));
+      }
+      List<JsonObject> out = concurrently(pushes);
+      for (int c = 0; c < CLIENTS; c++) {
+        assertThat(out.get(c).getString("status")).isEqualTo("queued");
+        assertThat(out.get(c).getString("transaction_id")).isEqualTo("inbox-" + c);
+      }
+      assertThat(busPushes).hasValue(0);
+      assertThat(stored(q)).isEqualTo(CLIENTS);
+    } finally {
+      node.node().vertx().eventBus().removeOutboundInterceptor(count);
+    }
   }
 
   @Test
