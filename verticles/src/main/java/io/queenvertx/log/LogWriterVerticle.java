@@ -38,7 +38,9 @@ import org.slf4j.LoggerFactory;
  * <p>Deployed as a single worker verticle: its handlers run one at a time, so the fusion state needs no locks, and
  * zstd work never runs on an event loop. Its helpers are plain objects used only from that thread:
  * {@link PushEncryption} (which queues are encrypted, encrypting, the QCRYPT retry), {@link Spooler} (the disk spool:
- * maintenance and failed-write spooling, the drain) and {@link DedupReader} (the dedup cache's warm-up and gap fill).
+ * maintenance and failed-write spooling, the drain), {@link DedupReader} (the dedup cache's warm-up and gap fill) and
+ * {@link FusionGate} (whether a small bundle waits for more pushes while others are in flight). HTTP pushes arrive
+ * through its {@link PushInbox}, other callers' through the event bus.
  *
  * <p>Invariants: at most one write is in flight per partition, so a partition's offsets are allocated in the order
  * its frames were accepted here (offset order = commit order); a partition's frames wait in {@code pending} while its
