@@ -17,7 +17,7 @@ import java.util.function.LongConsumer;
  * <p>A bundle never waits while no bundle is in flight: a lone push (low load) leaves at once, so its latency is what it
  * was without the window. While bundles are in flight, requests keep coming and each bundle would otherwise carry
  * only the few frames that arrived since the last one left; then the next bundle waits until {@link #TARGET_FRAMES}
- * frames are ready, {@link #partitionsPerBundle} partitions are ready, the last bundle in flight completes, or the
+ * frames are waiting, {@link #partitionsPerBundle} partitions are ready, the last bundle in flight completes, or the
  * hold ({@code QUEEN_PUSH_FUSION_HOLD_US}) has passed since the first frame was held, whichever comes first. So the
  * wait is never longer than the hold nor than the writes already in flight, and more frames share each commit.
  *
@@ -54,17 +54,18 @@ final class FusionGate {
   }
 
   /**
-   * Whether the live frames in {@code pending} (those of partitions not in {@code inFlight}) should wait for more.
-   * Arms the timer that ends the hold when it starts one.
+   * Whether the live frames in {@code pending} that could leave (those of partitions not in {@code inFlight}) should
+   * wait for more. {@link #TARGET_FRAMES} counts every waiting frame, so batched pushes (a request brings many frames)
+   * are never held; only the ready partitions count towards {@link #partitionsPerBundle}. Arms the timer that ends
+   * the hold when it starts one.
    */
   <K> boolean holds(int bundlesInFlight, Map<K, ArrayList<Slot>> pending, Set<K> inFlight) {
     if (holdNanos == 0 || bundlesInFlight == 0 || pending.isEmpty()) return release();
     int frames = 0;
     int partitions = 0;
     for (var e : pending.entrySet()) {
-      if (inFlight.contains(e.getKey())) continue;
       frames += e.getValue().size();
-      partitions++;
+      if (!inFlight.contains(e.getKey())) partitions++;
       if (frames >= TARGET_FRAMES || partitions >= partitionsPerBundle) return release();
     }
     if (partitions == 0) return false; // nothing could leave anyway; no hold starts

@@ -49,18 +49,25 @@ class FusionGateTest {
   }
 
   @Test
-  void enoughReadyFramesOrPartitionsLeaveAtOnce() {
+  void enoughWaitingFramesOrReadyPartitionsLeaveAtOnce() {
     var gate = new FusionGate(10_000_000, 4, timers::add);
     waiting("a", FusionGate.TARGET_FRAMES);
     assertThat(gate.holds(2, pending, Set.of())).isFalse();
-    // frames of a partition whose write is in flight cannot leave: they do not count
-    assertThat(gate.holds(2, pending, Set.of("a"))).isFalse(); // nothing ready: no hold starts either
+    // a batched push whose partition is busy: its frames still count, so the ready ones are not held
+    waiting("b", 1);
+    assertThat(gate.holds(2, pending, Set.of("a"))).isFalse();
+    pending.clear();
+    // frames of a partition whose write is in flight cannot leave: with nothing ready, no hold starts
+    waiting("a", 3);
+    assertThat(gate.holds(2, pending, Set.of("a"))).isFalse();
+    assertThat(timers).isEmpty();
     waiting("b", 1);
     assertThat(gate.holds(2, pending, Set.of("a"))).isTrue();
     waiting("c", 1);
     waiting("d", 1);
+    assertThat(gate.holds(2, pending, Set.of("a"))).isTrue();
     waiting("e", 1);
-    assertThat(gate.holds(2, pending, Set.of("a"))).isFalse();
+    assertThat(gate.holds(2, pending, Set.of("a"))).isFalse(); // four ready partitions: a full bundle
   }
 
   @Test
