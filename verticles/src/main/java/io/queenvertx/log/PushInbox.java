@@ -45,8 +45,13 @@ public final class PushInbox implements Shareable {
     vertx.sharedData().getLocalMap(MAP).put(KEY, new PushInbox(writer, accept));
   }
 
+  /** Withdraws the inbox (the log writer stops); pushes still queued in it fail instead of waiting forever. */
   static void close(Vertx vertx) {
-    vertx.sharedData().getLocalMap(MAP).remove(KEY);
+    PushInbox inbox = (PushInbox) vertx.sharedData().getLocalMap(MAP).remove(KEY);
+    if (inbox == null) return;
+    for (Entry e = inbox.queue.poll(); e != null; e = inbox.queue.poll()) {
+      e.answer.tryFail(new IllegalStateException("the log writer stopped"));
+    }
   }
 
   /** This node's inbox, or null before its log writer started. */
