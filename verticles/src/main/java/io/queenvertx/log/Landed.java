@@ -1,5 +1,6 @@
 package io.queenvertx.log;
 
+import io.vertx.core.json.JsonObject;
 import java.util.UUID;
 
 /**
@@ -16,5 +17,16 @@ final class Landed {
     this.first = first;
     this.pid = pid;
     this.lastOffset = lastOffset;
+  }
+
+  /** The {@code Addresses.LANDED} announcement of this landing. */
+  JsonObject announcement() {
+    return new JsonObject()
+        .put("tenant", first.tenant().toString())
+        .put("queue", first.queue())
+        .put("partition", first.partition())
+        .put("partitionId", pid.toString())
+        .put("lastOffset", lastOffset)
+        .put("partitions", partitions);
   }
 }

@@ -14,7 +14,6 @@ import io.queenvertx.codec.TxnHash;
 import io.queenvertx.codec.UuidV7;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
-import io.vertx.core.eventbus.Message;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.nio.ByteBuffer;
@@ -27,6 +26,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -38,7 +38,9 @@ import org.slf4j.LoggerFactory;
  * <p>Deployed as a single worker verticle: its handlers run one at a time, so the fusion state needs no locks, and
  * zstd work never runs on an event loop. Its helpers are plain objects used only from that thread:
  * {@link PushEncryption} (which queues are encrypted, encrypting, the QCRYPT retry), {@link Spooler} (the disk spool:
- * maintenance and failed-write spooling, the drain) and {@link DedupReader} (the dedup cache's warm-up and gap fill).
+ * maintenance and failed-write spooling, the drain), {@link DedupReader} (the dedup cache's warm-up and gap fill) and
+ * {@link FusionGate} (whether a small bundle waits for more pushes while others are in flight). HTTP pushes arrive
+ * through its {@link PushInbox}, other callers' through the event bus.
  *
  * <p>Invariants: at most one write is in flight per partition, so a partition's offsets are allocated in the order
  * its frames were accepted here (offset order = commit order); a partition's frames wait in {@code pending} while its
@@ -84,6 +86,7 @@ public final class LogWriterVerticle extends VerticleBase {
   /** Spool-replay bundles among them: a replay gets a turn ahead of live pushes when it has none in flight. */
   private int spoolBundlesInFlight;
   private boolean dispatchScheduled;
+  private FusionGate gate;
 
   public LogWriterVerticle(NodeContext node, Optional<EnvelopeCipher> cipher) {
     this.node = node;
@@ -109,6 +112,7 @@ public final class LogWriterVerticle extends VerticleBase {
       }
     });
     vertx.setPeriodic(Math.max(10, node.config().spool().flushMs()), t -> spooler.drain());
+    gate = FusionGate.on(vertx, context, node.config().engine(), this::dispatch);
     node.metrics().gauge("queen_file_buffer_pending", "push events waiting in this node's spool", spool::pendingEvents);
     node.metrics().gauge("queen_file_buffer_failed",
         "spooled push events the database refused, set aside in the spool's failed/ folder", spool::rejectedEvents);
@@ -129,18 +133,25 @@ public final class LogWriterVerticle extends VerticleBase {
           if (ar.succeeded()) m.reply(ar.result(), LocalCodec.OPTIONS);
           else m.fail(500, ar.cause().getMessage());
         }));
-    return Future.all(tx.completion(),
-        vertx.eventBus().<PushCommand>localConsumer(Addresses.PUSH, this::onPush).completion());
+    PushInbox.open(vertx, context, this::push);
+    return Future.all(tx.completion(), vertx.eventBus().<PushCommand>localConsumer(Addresses.PUSH,
+        m -> push(m.body(), out -> m.reply(out, LocalCodec.OPTIONS))).completion());
   }
 
-  private void onPush(Message<PushCommand> msg) {
+  @Override
+  public Future<?> stop() {
+    PushInbox.close(vertx);
+    return Future.succeededFuture();
+  }
+
+  /** One push request, from the event bus or the HTTP route's {@link PushInbox}; {@code reply} gets its outcomes. */
+  private void push(PushCommand cmd, Consumer<List<PushOutcome>> reply) {
     node.metrics().pushRequests.increment();
     long t0 = System.nanoTime();
-    var req = new Request(msg.body(),
-        out -> msg.reply(node.metrics().pushAnswered(msg.body().tenant(), out, t0), LocalCodec.OPTIONS), false);
-    List<PushItem> items = req.cmd.items();
+    var req = new Request(cmd, out -> reply.accept(node.metrics().pushAnswered(cmd.tenant(), out, t0)), false);
+    List<PushItem> items = cmd.items();
     if (items.isEmpty()) {
-      msg.reply(List.of(), LocalCodec.OPTIONS);
+      reply.accept(List.of());
       return;
     }
     encryption.flagsFor(req.cmd.tenant(), items).onComplete(ar -> {
@@ -211,7 +222,7 @@ public final class LogWriterVerticle extends VerticleBase {
       List<PartitionKey> taken = replay ? ready(spoolPending) : List.of();
       if (taken.isEmpty()) {
         replay = false;
-        taken = ready(pending);
+        taken = gate.holds(bundlesInFlight, pending, inFlight) ? List.of() : ready(pending);
       }
       if (taken.isEmpty()) {
         replay = true;
@@ -307,7 +318,7 @@ public final class LogWriterVerticle extends VerticleBase {
               followUps.add(onSegmentResult(s, r, landed));
             }
             // Announced before the requests are answered: a parked pop may already be on its way when they are.
-            for (Landed l : landed.values()) announce(l);
+            for (Landed l : landed.values()) vertx.eventBus().publish(Addresses.LANDED, l.announcement());
             for (PackedSegment s : bundle) if (s.queued) for (int k = 0; k < s.slots.size(); k++) {
               s.slots.get(k).resolve("queued", s.pid, s.base + k, null);
             }
@@ -384,15 +395,5 @@ public final class LogWriterVerticle extends VerticleBase {
       waiting(retry.get(0).owner).computeIfAbsent(seg.key, k -> new ArrayList<>()).addAll(0, retry);
     }
     return Future.join(lookups);
-  }
-
-  private void announce(Landed l) {
-    vertx.eventBus().publish(Addresses.LANDED, new JsonObject()
-        .put("tenant", l.first.tenant().toString())
-        .put("queue", l.first.queue())
-        .put("partition", l.first.partition())
-        .put("partitionId", l.pid.toString())
-        .put("lastOffset", l.lastOffset)
-        .put("partitions", l.partitions));
   }
 }

@@ -122,7 +122,8 @@ class ConfigTest {
         PopSettings.DEFAULT_WAIT_MAX_INTERVAL_MS));
     assertThat(c.engine()).isEqualTo(new EngineSettings(EngineSettings.DEFAULT_ZSTD_LEVEL,
         EngineSettings.DEFAULT_SEGMENT_CACHE_ENTRIES, EngineSettings.DEFAULT_DEDUP_CACHE_MB,
-        EngineSettings.DEFAULT_PUSH_BUNDLES_IN_FLIGHT, EngineSettings.DEFAULT_PUSH_PARTITIONS_PER_BUNDLE));
+        EngineSettings.DEFAULT_PUSH_BUNDLES_IN_FLIGHT, EngineSettings.DEFAULT_PUSH_PARTITIONS_PER_BUNDLE,
+        EngineSettings.DEFAULT_PUSH_FUSION_HOLD_US));
     assertThat(c.spool()).isEqualTo(new SpoolSettings(Path.of("/srv/q/buffers"), SpoolSettings.DEFAULT_FLUSH_MS,
         SpoolSettings.DEFAULT_EVENTS_PER_FILE));
     assertThat(c.maintenance()).isEqualTo(new MaintenanceSettings(MaintenanceSettings.DEFAULT_RETENTION_INTERVAL_MS,
