@@ -131,7 +131,8 @@ $$;
 -- With "cursor" the offset is ignored and rows strictly after the cursor position are returned. nextCursor encodes
 -- the page's last row when the page is full, else null. Bad from/to/cursor -> {"error": ...}.
 -- Work is bounded per candidate partition: at most (offset+limit) newest qualifying frames each, read newest-first
--- off the log_txns PK (the status filter is applied per frame inside that scan, so the bound holds with it too).
+-- off the log_txns PK (the status filter is applied per frame inside that scan, so the bound holds with it too), and
+-- at most rows_cap txns rows (see cand), which for pending / processing start at the committed cursor.
 -- Hash blobs are read only for the page's rows.
 CREATE OR REPLACE FUNCTION queen.list_messages(p_tenant uuid, p_filter jsonb)
 RETURNS jsonb
@@ -151,7 +152,6 @@ DECLARE
     v_from    timestamptz;
     v_to      timestamptz;
     v_inner   bigint;
-    v_inner_rows bigint;
     c_ts      timestamptz;
     c_pid     uuid;
     c_off     bigint;
@@ -176,9 +176,6 @@ BEGIN
     c_pid := v_page.c_id;
     c_off := v_page.c_off;
     v_inner := v_limit + v_offset;
-    -- Without a status filter every txns row yields at least one frame, so offset+limit rows bound a partition too;
-    -- with one, a row may yield none (e.g. dead_letter), so only the frame bound applies.
-    v_inner_rows := CASE WHEN v_status IS NULL THEN v_inner END;
     -- Status per frame (ENGINE §8.1, first match wins): dead_letter (a DLQ row at the offset) > completed (named
     -- groups exist and all committed >= offset; or none and the queue-mode cursor passed it) > processing (any live
     -- lease on the partition) > pending. The filter below applies it per frame inside each partition's scan.
@@ -207,6 +204,23 @@ BEGIN
     WITH cand AS MATERIALIZED (
         -- Per candidate partition: cursor aggregates. thr = the offset every relevant group has passed (named groups
         -- first, else the queue-mode cursor; NULL = nothing completed), so completed <=> offset <= thr.
+        -- rows_cap bounds the txns rows read per partition. Every row the row filters below let through yields at
+        -- least one qualifying frame, except (a) a frame that is a dead letter (at most one per DLQ row of the
+        -- partition) and (b) the one row that holds the cursor offset; so offset + limit + DLQ rows + 1 rows hold
+        -- the offset + limit newest qualifying frames. NULL = no bound (dead_letter: any row may hold one);
+        -- 0 for an unknown status (nothing matches it).
+        SELECT a2.*,
+               CASE WHEN v_status IS NULL THEN v_inner
+                    WHEN v_status IN ('completed', 'processing', 'pending')
+                        THEN v_inner + 1 + (SELECT count(*) FROM queen.log_dlq d WHERE d.partition_id = a2.pid)
+                    WHEN v_status = 'dead_letter' THEN NULL
+                    ELSE 0 END AS rows_cap,
+               -- pending / processing frames are past thr: the txns rows holding them start at the row covering
+               -- thr + 1 (NULL = no bound), so the newest-first scan stops there.
+               CASE WHEN v_status IN ('processing', 'pending') AND a2.thr IS NOT NULL
+                    THEN (SELECT max(t1.base_offset) FROM queen.log_txns t1
+                          WHERE t1.partition_id = a2.pid AND t1.base_offset <= a2.thr + 1) END AS pend_base
+        FROM (
         SELECT c.pid, a.named, a.min_named, a.qm_committed, COALESCE(a.any_live, false) AS any_live, a.qm_lease,
                CASE WHEN a.named > 0 THEN a.min_named ELSE a.qm_committed END AS thr
         FROM unnest(v_pids) AS c(pid)
@@ -220,6 +234,7 @@ BEGIN
             FROM queen.log_consumers c2
             WHERE c2.partition_id = c.pid
         ) a
+        ) a2
     ),
     fr AS MATERIALIZED (
         -- Newest frames per partition inside the window, after the cursor and of the wanted status: at most
@@ -239,8 +254,9 @@ BEGIN
                   AND (v_status IS DISTINCT FROM 'completed' OR t0.base_offset <= c.thr)
                   AND (v_status IS NULL OR v_status NOT IN ('processing', 'pending') OR c.thr IS NULL
                        OR t0.end_offset > c.thr)
+                  AND (c.pend_base IS NULL OR t0.base_offset >= c.pend_base)
                 ORDER BY t0.base_offset DESC
-                LIMIT v_inner_rows
+                LIMIT c.rows_cap
             ) t
             CROSS JOIN LATERAL generate_series(0, (t.end_offset - t.base_offset)::integer) AS g(i)
             WHERE (c_ts IS NULL OR t.created_at < c_ts
@@ -462,4 +478,15 @@ AS $$
       AND (p_before IS NULL OR s.base_offset < p_before)
     ORDER BY s.base_offset DESC
     LIMIT GREATEST(COALESCE(p_limit, 100), 0)
+$$;
+
+-- The stored segments at the given (partition, base_offset) pairs (p_pids[i], p_bases[i]); pairs with no segment
+-- (retention deleted it) yield no row. One round trip for all the covering segments of a listing page.
+CREATE OR REPLACE FUNCTION queen.log_segments_of(p_pids uuid[], p_bases bigint[])
+RETURNS TABLE (partition_id uuid, base_offset bigint, blob bytea)
+LANGUAGE sql STABLE
+AS $$
+    SELECT s.partition_id, s.base_offset, s.blob
+    FROM unnest(p_pids, p_bases) AS k(pid, base)
+    JOIN queen.log_segments s ON s.partition_id = k.pid AND s.base_offset = k.base
 $$;
