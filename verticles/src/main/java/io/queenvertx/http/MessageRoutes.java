@@ -110,7 +110,7 @@ final class MessageRoutes {
       bases[n++] = k.seq();
     }
     return node.pool().preparedQuery("SELECT partition_id, base_offset, blob FROM queen.log_segments_of($1, $2)")
-        .execute(Tuple.of(pids, bases))
+        .execute(Tuple.tuple().addArrayOfUUID(pids).addArrayOfLong(bases))
         .compose(rows -> {
           List<Future<?>> all = new ArrayList<>();
           for (Row r : rows) {
@@ -123,7 +123,11 @@ final class MessageRoutes {
                 .onSuccess(frames -> fill(frames, entries)));
           }
           return Future.join(all).<Void>mapEmpty();
-        }, e -> Future.succeededFuture());
+        }, e -> {
+          org.slf4j.LoggerFactory.getLogger(MessageRoutes.class).warn("listing payloads: segment fetch failed: {}",
+              e.getMessage());
+          return Future.succeededFuture();
+        });
   }
 
   private static void fill(DecodedFrames frames, List<JsonObject> entries) {
