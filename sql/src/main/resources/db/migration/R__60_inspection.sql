@@ -132,7 +132,7 @@ $$;
 -- the page's last row when the page is full, else null. Bad from/to/cursor -> {"error": ...}.
 -- Work is bounded per candidate partition: at most (offset+limit) newest qualifying frames each, read newest-first
 -- off the log_txns PK (the status filter is applied per frame inside that scan, so the bound holds with it too), and
--- at most rows_cap txns rows (see cand), which for pending / processing start at the committed cursor.
+-- at most v_rows txns rows, which for pending / processing start at the committed cursor.
 -- Hash blobs are read only for the page's rows.
 CREATE OR REPLACE FUNCTION queen.list_messages(p_tenant uuid, p_filter jsonb)
 RETURNS jsonb
@@ -152,6 +152,7 @@ DECLARE
     v_from    timestamptz;
     v_to      timestamptz;
     v_inner   bigint;
+    v_rows    bigint;
     c_ts      timestamptz;
     c_pid     uuid;
     c_off     bigint;
@@ -201,20 +202,21 @@ BEGIN
                                               WHEN v_bus > 0 THEN 'bus'
                                               ELSE 'none' END);
 
+    -- v_rows bounds the txns rows read per partition (a plpgsql value, so the plan sees the LIMIT). Every row the
+    -- row filters below let through yields at least one qualifying frame, except (a) a frame that is a dead letter
+    -- (at most one per DLQ row of the candidate partitions) and (b) the one row that holds the cursor offset; so
+    -- offset + limit + DLQ rows + 1 rows hold the offset + limit newest qualifying frames. NULL = no bound
+    -- (dead_letter: any row may hold one); 0 for an unknown status (nothing matches it).
+    v_rows := CASE WHEN v_status IS NULL THEN v_inner
+                   WHEN v_status IN ('completed', 'processing', 'pending')
+                       THEN v_inner + 1 + (SELECT count(*) FROM queen.log_dlq d WHERE d.partition_id = ANY (v_pids))
+                   WHEN v_status = 'dead_letter' THEN NULL
+                   ELSE 0 END;
+
     WITH cand AS MATERIALIZED (
         -- Per candidate partition: cursor aggregates. thr = the offset every relevant group has passed (named groups
         -- first, else the queue-mode cursor; NULL = nothing completed), so completed <=> offset <= thr.
-        -- rows_cap bounds the txns rows read per partition. Every row the row filters below let through yields at
-        -- least one qualifying frame, except (a) a frame that is a dead letter (at most one per DLQ row of the
-        -- partition) and (b) the one row that holds the cursor offset; so offset + limit + DLQ rows + 1 rows hold
-        -- the offset + limit newest qualifying frames. NULL = no bound (dead_letter: any row may hold one);
-        -- 0 for an unknown status (nothing matches it).
         SELECT a2.*,
-               CASE WHEN v_status IS NULL THEN v_inner
-                    WHEN v_status IN ('completed', 'processing', 'pending')
-                        THEN v_inner + 1 + (SELECT count(*) FROM queen.log_dlq d WHERE d.partition_id = a2.pid)
-                    WHEN v_status = 'dead_letter' THEN NULL
-                    ELSE 0 END AS rows_cap,
                -- pending / processing frames are past thr: the txns rows holding them start at the row covering
                -- thr + 1 (NULL = no bound), so the newest-first scan stops there.
                CASE WHEN v_status IN ('processing', 'pending') AND a2.thr IS NOT NULL
@@ -256,7 +258,7 @@ BEGIN
                        OR t0.end_offset > c.thr)
                   AND (c.pend_base IS NULL OR t0.base_offset >= c.pend_base)
                 ORDER BY t0.base_offset DESC
-                LIMIT c.rows_cap
+                LIMIT v_rows
             ) t
             CROSS JOIN LATERAL generate_series(0, (t.end_offset - t.base_offset)::integer) AS g(i)
             WHERE (c_ts IS NULL OR t.created_at < c_ts
