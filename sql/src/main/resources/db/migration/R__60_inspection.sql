@@ -132,7 +132,7 @@ $$;
 -- the page's last row when the page is full, else null. Bad from/to/cursor -> {"error": ...}.
 -- Work is bounded per candidate partition: at most (offset+limit) newest qualifying frames each, read newest-first
 -- off the log_txns PK (the status filter is applied per frame inside that scan, so the bound holds with it too), and
--- at most v_rows txns rows, which for pending / processing start at the committed cursor.
+-- at most v_rows txns rows (see there).
 -- Hash blobs are read only for the page's rows.
 CREATE OR REPLACE FUNCTION queen.list_messages(p_tenant uuid, p_filter jsonb)
 RETURNS jsonb
@@ -216,13 +216,6 @@ BEGIN
     WITH cand AS MATERIALIZED (
         -- Per candidate partition: cursor aggregates. thr = the offset every relevant group has passed (named groups
         -- first, else the queue-mode cursor; NULL = nothing completed), so completed <=> offset <= thr.
-        SELECT a2.*,
-               -- pending / processing frames are past thr: the txns rows holding them start at the row covering
-               -- thr + 1 (NULL = no bound), so the newest-first scan stops there.
-               CASE WHEN v_status IN ('processing', 'pending') AND a2.thr IS NOT NULL
-                    THEN (SELECT max(t1.base_offset) FROM queen.log_txns t1
-                          WHERE t1.partition_id = a2.pid AND t1.base_offset <= a2.thr + 1) END AS pend_base
-        FROM (
         SELECT c.pid, a.named, a.min_named, a.qm_committed, COALESCE(a.any_live, false) AS any_live, a.qm_lease,
                CASE WHEN a.named > 0 THEN a.min_named ELSE a.qm_committed END AS thr
         FROM unnest(v_pids) AS c(pid)
@@ -236,7 +229,6 @@ BEGIN
             FROM queen.log_consumers c2
             WHERE c2.partition_id = c.pid
         ) a
-        ) a2
     ),
     fr AS MATERIALIZED (
         -- Newest frames per partition inside the window, after the cursor and of the wanted status: at most
@@ -256,7 +248,6 @@ BEGIN
                   AND (v_status IS DISTINCT FROM 'completed' OR t0.base_offset <= c.thr)
                   AND (v_status IS NULL OR v_status NOT IN ('processing', 'pending') OR c.thr IS NULL
                        OR t0.end_offset > c.thr)
-                  AND (c.pend_base IS NULL OR t0.base_offset >= c.pend_base)
                 ORDER BY t0.base_offset DESC
                 LIMIT v_rows
             ) t
