@@ -217,7 +217,9 @@ BEGIN
         -- Per candidate partition: cursor aggregates. thr = the offset every relevant group has passed (named groups
         -- first, else the queue-mode cursor; NULL = nothing completed), so completed <=> offset <= thr.
         SELECT c.pid, a.named, a.min_named, a.qm_committed, COALESCE(a.any_live, false) AS any_live, a.qm_lease,
-               CASE WHEN a.named > 0 THEN a.min_named ELSE a.qm_committed END AS thr
+               CASE WHEN a.named > 0 THEN a.min_named ELSE a.qm_committed END AS thr,
+               -- whether the partition has any dead letter: without one, no per-frame DLQ probe below
+               EXISTS (SELECT 1 FROM queen.log_dlq d0 WHERE d0.partition_id = c.pid) AS has_dlq
         FROM unnest(v_pids) AS c(pid)
         CROSS JOIN LATERAL (
             SELECT count(*) FILTER (WHERE c2.consumer_group <> '__QUEUE_MODE__') AS named,
@@ -258,11 +260,14 @@ BEGIN
                     WHEN 'dead_letter' THEN
                         EXISTS (SELECT 1 FROM queen.log_dlq d WHERE d.partition_id = c.pid AND d."offset" = t.base_offset + g.i)
                     WHEN 'completed' THEN t.base_offset + g.i <= c.thr
-                        AND NOT EXISTS (SELECT 1 FROM queen.log_dlq d WHERE d.partition_id = c.pid AND d."offset" = t.base_offset + g.i)
+                        AND (NOT c.has_dlq OR NOT EXISTS (SELECT 1 FROM queen.log_dlq d
+                                                          WHERE d.partition_id = c.pid AND d."offset" = t.base_offset + g.i))
                     WHEN 'processing' THEN c.any_live AND (c.thr IS NULL OR t.base_offset + g.i > c.thr)
-                        AND NOT EXISTS (SELECT 1 FROM queen.log_dlq d WHERE d.partition_id = c.pid AND d."offset" = t.base_offset + g.i)
+                        AND (NOT c.has_dlq OR NOT EXISTS (SELECT 1 FROM queen.log_dlq d
+                                                          WHERE d.partition_id = c.pid AND d."offset" = t.base_offset + g.i))
                     WHEN 'pending' THEN NOT c.any_live AND (c.thr IS NULL OR t.base_offset + g.i > c.thr)
-                        AND NOT EXISTS (SELECT 1 FROM queen.log_dlq d WHERE d.partition_id = c.pid AND d."offset" = t.base_offset + g.i)
+                        AND (NOT c.has_dlq OR NOT EXISTS (SELECT 1 FROM queen.log_dlq d
+                                                          WHERE d.partition_id = c.pid AND d."offset" = t.base_offset + g.i))
                     ELSE false END)
             ORDER BY t.base_offset DESC, g.i DESC
             LIMIT v_inner
