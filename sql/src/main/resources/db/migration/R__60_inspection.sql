@@ -131,7 +131,8 @@ $$;
 -- With "cursor" the offset is ignored and rows strictly after the cursor position are returned. nextCursor encodes
 -- the page's last row when the page is full, else null. Bad from/to/cursor -> {"error": ...}.
 -- Work is bounded per candidate partition: at most (offset+limit) newest qualifying frames each, read newest-first
--- off the log_txns PK (the status filter is applied per frame inside that scan, so the bound holds with it too).
+-- off the log_txns PK (the status filter is applied per frame inside that scan, so the bound holds with it too), and
+-- at most v_rows txns rows (see there).
 -- Hash blobs are read only for the page's rows.
 CREATE OR REPLACE FUNCTION queen.list_messages(p_tenant uuid, p_filter jsonb)
 RETURNS jsonb
@@ -151,7 +152,7 @@ DECLARE
     v_from    timestamptz;
     v_to      timestamptz;
     v_inner   bigint;
-    v_inner_rows bigint;
+    v_rows    bigint;
     c_ts      timestamptz;
     c_pid     uuid;
     c_off     bigint;
@@ -176,9 +177,6 @@ BEGIN
     c_pid := v_page.c_id;
     c_off := v_page.c_off;
     v_inner := v_limit + v_offset;
-    -- Without a status filter every txns row yields at least one frame, so offset+limit rows bound a partition too;
-    -- with one, a row may yield none (e.g. dead_letter), so only the frame bound applies.
-    v_inner_rows := CASE WHEN v_status IS NULL THEN v_inner END;
     -- Status per frame (ENGINE §8.1, first match wins): dead_letter (a DLQ row at the offset) > completed (named
     -- groups exist and all committed >= offset; or none and the queue-mode cursor passed it) > processing (any live
     -- lease on the partition) > pending. The filter below applies it per frame inside each partition's scan.
@@ -204,11 +202,24 @@ BEGIN
                                               WHEN v_bus > 0 THEN 'bus'
                                               ELSE 'none' END);
 
+    -- v_rows bounds the txns rows read per partition (a plpgsql value, so the plan sees the LIMIT). Every row the
+    -- row filters below let through yields at least one qualifying frame, except (a) a frame that is a dead letter
+    -- (at most one per DLQ row of the candidate partitions) and (b) the one row that holds the cursor offset; so
+    -- offset + limit + DLQ rows + 1 rows hold the offset + limit newest qualifying frames. NULL = no bound
+    -- (dead_letter: any row may hold one); 0 for an unknown status (nothing matches it).
+    v_rows := CASE WHEN v_status IS NULL THEN v_inner
+                   WHEN v_status IN ('completed', 'processing', 'pending')
+                       THEN v_inner + 1 + (SELECT count(*) FROM queen.log_dlq d WHERE d.partition_id = ANY (v_pids))
+                   WHEN v_status = 'dead_letter' THEN NULL
+                   ELSE 0 END;
+
     WITH cand AS MATERIALIZED (
         -- Per candidate partition: cursor aggregates. thr = the offset every relevant group has passed (named groups
         -- first, else the queue-mode cursor; NULL = nothing completed), so completed <=> offset <= thr.
         SELECT c.pid, a.named, a.min_named, a.qm_committed, COALESCE(a.any_live, false) AS any_live, a.qm_lease,
-               CASE WHEN a.named > 0 THEN a.min_named ELSE a.qm_committed END AS thr
+               CASE WHEN a.named > 0 THEN a.min_named ELSE a.qm_committed END AS thr,
+               -- whether the partition has any dead letter: without one, no per-frame DLQ probe below
+               EXISTS (SELECT 1 FROM queen.log_dlq d0 WHERE d0.partition_id = c.pid) AS has_dlq
         FROM unnest(v_pids) AS c(pid)
         CROSS JOIN LATERAL (
             SELECT count(*) FILTER (WHERE c2.consumer_group <> '__QUEUE_MODE__') AS named,
@@ -240,7 +251,7 @@ BEGIN
                   AND (v_status IS NULL OR v_status NOT IN ('processing', 'pending') OR c.thr IS NULL
                        OR t0.end_offset > c.thr)
                 ORDER BY t0.base_offset DESC
-                LIMIT v_inner_rows
+                LIMIT v_rows
             ) t
             CROSS JOIN LATERAL generate_series(0, (t.end_offset - t.base_offset)::integer) AS g(i)
             WHERE (c_ts IS NULL OR t.created_at < c_ts
@@ -249,11 +260,14 @@ BEGIN
                     WHEN 'dead_letter' THEN
                         EXISTS (SELECT 1 FROM queen.log_dlq d WHERE d.partition_id = c.pid AND d."offset" = t.base_offset + g.i)
                     WHEN 'completed' THEN t.base_offset + g.i <= c.thr
-                        AND NOT EXISTS (SELECT 1 FROM queen.log_dlq d WHERE d.partition_id = c.pid AND d."offset" = t.base_offset + g.i)
+                        AND (NOT c.has_dlq OR NOT EXISTS (SELECT 1 FROM queen.log_dlq d
+                                                          WHERE d.partition_id = c.pid AND d."offset" = t.base_offset + g.i))
                     WHEN 'processing' THEN c.any_live AND (c.thr IS NULL OR t.base_offset + g.i > c.thr)
-                        AND NOT EXISTS (SELECT 1 FROM queen.log_dlq d WHERE d.partition_id = c.pid AND d."offset" = t.base_offset + g.i)
+                        AND (NOT c.has_dlq OR NOT EXISTS (SELECT 1 FROM queen.log_dlq d
+                                                          WHERE d.partition_id = c.pid AND d."offset" = t.base_offset + g.i))
                     WHEN 'pending' THEN NOT c.any_live AND (c.thr IS NULL OR t.base_offset + g.i > c.thr)
-                        AND NOT EXISTS (SELECT 1 FROM queen.log_dlq d WHERE d.partition_id = c.pid AND d."offset" = t.base_offset + g.i)
+                        AND (NOT c.has_dlq OR NOT EXISTS (SELECT 1 FROM queen.log_dlq d
+                                                          WHERE d.partition_id = c.pid AND d."offset" = t.base_offset + g.i))
                     ELSE false END)
             ORDER BY t.base_offset DESC, g.i DESC
             LIMIT v_inner
@@ -462,4 +476,15 @@ AS $$
       AND (p_before IS NULL OR s.base_offset < p_before)
     ORDER BY s.base_offset DESC
     LIMIT GREATEST(COALESCE(p_limit, 100), 0)
+$$;
+
+-- The stored segments at the given (partition, base_offset) pairs (p_pids[i], p_bases[i]); pairs with no segment
+-- (retention deleted it) yield no row. One round trip for all the covering segments of a listing page.
+CREATE OR REPLACE FUNCTION queen.log_segments_of(p_pids uuid[], p_bases bigint[])
+RETURNS TABLE (partition_id uuid, base_offset bigint, blob bytea)
+LANGUAGE sql STABLE
+AS $$
+    SELECT s.partition_id, s.base_offset, s.blob
+    FROM unnest(p_pids, p_bases) AS k(pid, base)
+    JOIN queen.log_segments s ON s.partition_id = k.pid AND s.base_offset = k.base
 $$;

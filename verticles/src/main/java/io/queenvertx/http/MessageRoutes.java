@@ -26,8 +26,8 @@ import java.util.UUID;
 
 /**
  * Message inspection (shared/seeds/messages-and-dlq.txt, API.md §5.9): the listing, one message's detail, deleting
- * an address's dead-letter rows and replaying its newest one. Payloads are filled by the segment decoder, one decode
- * request per (partitionId, seq) per page.
+ * an address's dead-letter rows and replaying its newest one. Payloads are filled by the segment decoder: a page's
+ * covering segments are fetched in one query, then decoded once each (one decode request per (partitionId, seq)).
  */
 final class MessageRoutes {
   static final int SCAN_LIMIT = 5000;
@@ -68,7 +68,7 @@ final class MessageRoutes {
             return;
           }
           JsonArray messages = r.getJsonArray("messages", new JsonArray());
-          fillPayloads(vertx, messages).onComplete(v -> {
+          fillPayloads(node, vertx, messages).onComplete(v -> {
             var body = new JsonObject().put("messages", messages).put("mode", r.getValue("mode"))
                 .put("total", messages.size());
             if (r.containsKey("nextCursor")) body.put("nextCursor", r.getValue("nextCursor"));
@@ -87,8 +87,11 @@ final class MessageRoutes {
     return status;
   }
 
-  /** One decode per (partitionId, seq); an entry whose segment is gone keeps payloadAvailable:false and nulls. */
-  private static Future<Void> fillPayloads(Vertx vertx, JsonArray messages) {
+  /**
+   * One query fetches every covering segment of the page, then one decode per (partitionId, seq); an entry whose
+   * segment is gone (or fails to fetch or decode) keeps payloadAvailable:false and nulls.
+   */
+  private static Future<Void> fillPayloads(NodeContext node, Vertx vertx, JsonArray messages) {
     record Seg(UUID pid, long seq) {}
     Map<Seg, List<JsonObject>> bySegment = new HashMap<>();
     for (Object o : messages) {
@@ -98,29 +101,51 @@ final class MessageRoutes {
       bySegment.computeIfAbsent(new Seg(UUID.fromString(m.getString("partitionId")), seg.getLong("seq")),
           k -> new ArrayList<>()).add(m);
     }
-    List<Future<?>> all = new ArrayList<>();
-    for (var e : bySegment.entrySet()) {
-      all.add(Bus.<DecodedFrames>request(vertx, Addresses.DECODE,
-              new DecodeRequest(e.getKey().pid(), e.getKey().seq(), null, 0, -1))
-          .onSuccess(frames -> {
-            if (!frames.found()) return;
-            for (JsonObject m : e.getValue()) {
-              int idx = m.getJsonObject("segment").getInteger("frameIdx");
-              if (idx < 0 || idx >= frames.frames().size()) continue;
-              Frame f = frames.frames().get(idx);
-              Object data = jsonValue(frames.payloads().get(idx));
-              m.put("id", f.messageId().toString())
-                  .put("transactionId", f.transactionId())
-                  .put("traceId", f.traceId() == null ? null : f.traceId().toString())
-                  .put("producerSub", f.producerSub())
-                  .put("payloadAvailable", true)
-                  .put("data", data)
-                  .put("payload", data)
-                  .put("isEncrypted", f.encrypted());
-            }
-          }));
+    if (bySegment.isEmpty()) return Future.succeededFuture();
+    UUID[] pids = new UUID[bySegment.size()];
+    Long[] bases = new Long[bySegment.size()];
+    int n = 0;
+    for (Seg k : bySegment.keySet()) {
+      pids[n] = k.pid();
+      bases[n++] = k.seq();
     }
-    return Future.join(all).mapEmpty();
+    return node.pool().preparedQuery("SELECT partition_id, base_offset, blob FROM queen.log_segments_of($1, $2)")
+        .execute(Tuple.tuple().addArrayOfUUID(pids).addArrayOfLong(bases))
+        .compose(rows -> {
+          List<Future<?>> all = new ArrayList<>();
+          for (Row r : rows) {
+            UUID pid = r.getUUID("partition_id");
+            long base = r.getLong("base_offset");
+            List<JsonObject> entries = bySegment.get(new Seg(pid, base));
+            if (entries == null) continue;
+            all.add(Bus.<DecodedFrames>request(vertx, Addresses.DECODE,
+                    new DecodeRequest(pid, base, r.getBuffer("blob").getBytes(), 0, -1))
+                .onSuccess(frames -> fill(frames, entries)));
+          }
+          return Future.join(all).<Void>mapEmpty();
+        }, e -> {
+          org.slf4j.LoggerFactory.getLogger(MessageRoutes.class).warn("listing payloads: segment fetch failed: {}",
+              e.getMessage());
+          return Future.succeededFuture();
+        });
+  }
+
+  private static void fill(DecodedFrames frames, List<JsonObject> entries) {
+    if (!frames.found()) return;
+    for (JsonObject m : entries) {
+      int idx = m.getJsonObject("segment").getInteger("frameIdx");
+      if (idx < 0 || idx >= frames.frames().size()) continue;
+      Frame f = frames.frames().get(idx);
+      Object data = jsonValue(frames.payloads().get(idx));
+      m.put("id", f.messageId().toString())
+          .put("transactionId", f.transactionId())
+          .put("traceId", f.traceId() == null ? null : f.traceId().toString())
+          .put("producerSub", f.producerSub())
+          .put("payloadAvailable", true)
+          .put("data", data)
+          .put("payload", data)
+          .put("isEncrypted", f.encrypted());
+    }
   }
 
   static Object jsonValue(byte[] payload) {
