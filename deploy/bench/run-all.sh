@@ -18,6 +18,7 @@
 #   DEAD_LETTERS=100000  redrive: dead letters made, then moved by one bulk redrive task (maxPerSecond unset)
 #   REDRIVE_TIMEOUT=300  redrive: seconds before the task is cancelled and the partial rate reported
 #   MSGPAGE_ROWS=10000000  msgpage: messages in the queue before paging (the fill time is in the JSON line)
+#   MSGPAGE_CLIENTS=1    msgpage: page loops at once (1: an operator paging; the latency target is per page)
 #   RESULTS=deploy/bench/results.jsonl                     BROKER_JAR=verticles/target/queen-vertx.jar
 #   PORT_A / PORT_B / PG_PORT_BENCH / CLUSTER_PORT         fixed ports (default: free ones picked here)
 #   BROKER_JAVA_OPTS / BENCH_JAVA_OPTS                     extra JVM flags
@@ -35,6 +36,7 @@ POPACK1_PREFILL=${POPACK1_PREFILL:-$((4000 * (DURATION + WARMUP)))}
 DEAD_LETTERS=${DEAD_LETTERS:-100000}
 REDRIVE_TIMEOUT=${REDRIVE_TIMEOUT:-300}
 MSGPAGE_ROWS=${MSGPAGE_ROWS:-10000000}
+MSGPAGE_CLIENTS=${MSGPAGE_CLIENTS:-1}
 RESULTS=${RESULTS:-$here/results.jsonl}
 BROKER_JAR=${BROKER_JAR:-$root/verticles/target/queen-vertx.jar}
 BENCH_JAR=$here/target/queen-bench.jar
@@ -174,7 +176,7 @@ if [ "$need_single" = 1 ]; then
                                  --partition-pick request ;;
       redrive)   bench redrive   --mode redrive "${common[@]}" --clients 8 --batch 1000 --partitions 10 \
                                  --dead-letters "$DEAD_LETTERS" --redrive-timeout "$REDRIVE_TIMEOUT" ;;
-      msgpage)   bench msgpage   --mode msgpage "${common[@]}" --clients 4 --partitions 10 --fill "$MSGPAGE_ROWS" \
+      msgpage)   bench msgpage   --mode msgpage "${common[@]}" --clients "$MSGPAGE_CLIENTS" --partitions 10 --fill "$MSGPAGE_ROWS" \
                                  --fill-clients 16 ;;
       wakeup|wakeup-local) ;;
       *) echo "unknown row $r" >&2; exit 2 ;;
