@@ -189,7 +189,7 @@ if [[ " $ROWS " == *" wakeup "* || " $ROWS " == *" wakeup-local "* ]]; then
   cluster=(QUEEN_CLUSTER=true QUEEN_CLUSTER_MEMBERS=127.0.0.1 QUEEN_CLUSTER_NAME="$CLUSTER_NAME"
            QUEEN_CLUSTER_PORT="$CLUSTER_PORT" QUEEN_CLUSTER_INTERFACE=127.0.0.1)
   start_node node-a "$PORT_A" QUEEN_EMBEDDED_PG_PORT="$PG_PORT_BENCH" "${cluster[@]}"
-  start_node node-b "$PORT_B" PG_HOST=127.0.0.1 PG_PORT="$PG_PORT_BENCH" PG_USER=postgres PG_PASSWORD=postgres \
+  start_node node-b "$PORT_B" PG_HOST=127.0.0.1 PG_PORT="$PG_PORT_BENCH" PG_USER=postgres PG_PASSWORD="$(cat "$work/node-a/pg-password")" \
     "${cluster[@]}"
   # wait for the Hazelcast members to connect (an established TCP connection on the cluster port range)
   hz_linked() {
