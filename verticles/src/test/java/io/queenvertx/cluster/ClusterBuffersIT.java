@@ -47,19 +47,13 @@ class ClusterBuffersIT {
     var fb = CompletableFuture.supplyAsync(() -> TestNode.start(envB, db));
     a = fa.get();
     b = fb.get();
-    Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> members(a.node().vertx()) == 2
-        && members(b.node().vertx()) == 2);
+    TestNode.awaitMembers(2, a, b);
   }
 
   @AfterAll
   static void stop() {
     if (b != null) b.close();
     if (a != null) a.close();
-  }
-
-  static int members(Vertx vertx) {
-    var cm = ((VertxInternal) vertx).clusterManager();
-    return cm == null ? 0 : cm.getNodes().size();
   }
 
   static JsonObject entry(JsonObject buffers, String nodeId) {
@@ -72,8 +66,7 @@ class ClusterBuffersIT {
   @Test
   void eachNodeListsBothSpoolsAndTheirPendingEvents() {
     // both views of the membership hold exactly the two nodes (a member of another test has left them)
-    Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> members(a.node().vertx()) == 2
-        && members(b.node().vertx()) == 2);
+    TestNode.awaitMembers(2, a, b);
     for (TestNode n : new TestNode[] {a, b}) {
       JsonObject idle = n.get("/api/v1/status/buffers").json();
       JsonArray nodes = idle.getJsonArray("nodes");
@@ -139,7 +132,7 @@ class ClusterBuffersIT {
       // it takes the request and never replies, like a node stuck on a blocked event loop
       silent.eventBus().consumer(Addresses.NODE_BUFFERS_PREFIX + id + ".buffers", m -> { })
           .completion().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
-      Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> members(a.node().vertx()) == 3);
+      TestNode.awaitMembers(3, a);
 
       long t0 = System.nanoTime();
       var r = a.get("/api/v1/status/buffers");
@@ -165,8 +158,7 @@ class ClusterBuffersIT {
     } finally {
       silent.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
     }
-    Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> members(a.node().vertx()) == 2
-        && members(b.node().vertx()) == 2);
+    TestNode.awaitMembers(2, a, b);
     assertThat(a.get("/api/v1/status/buffers").json().getInteger("unreachableNodes")).isZero();
   }
 }

@@ -34,12 +34,7 @@ class ClusterIT {
     var fb = CompletableFuture.supplyAsync(() -> TestNode.start(env));
     a = fa.get();
     b = fb.get();
-    Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> clusterSize(a) == 2 && clusterSize(b) == 2);
-  }
-
-  static int clusterSize(TestNode n) {
-    var cm = ((io.vertx.core.internal.VertxInternal) n.node().vertx()).clusterManager();
-    return cm == null ? 0 : cm.getNodes().size();
+    TestNode.awaitMembers(2, a, b);
   }
 
   @AfterAll

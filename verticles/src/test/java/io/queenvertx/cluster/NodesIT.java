@@ -10,13 +10,11 @@ import io.vertx.core.VertxOptions;
 import io.vertx.core.json.JsonObject;
 import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
 import java.io.InputStream;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -39,18 +37,13 @@ class NodesIT {
     var fb = CompletableFuture.supplyAsync(() -> TestNode.start(withId(env, "node-b")));
     a = fa.get();
     b = fb.get();
-    Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> size(a) == 2 && size(b) == 2);
+    TestNode.awaitMembers(2, a, b);
   }
 
   static Map<String, String> withId(Map<String, String> env, String id) {
     var m = new java.util.HashMap<>(env);
     m.put("QUEEN_SERVER_ID", id + "-" + CLUSTER.substring(CLUSTER.length() - 6));
     return m;
-  }
-
-  static int size(TestNode n) {
-    var cm = ((io.vertx.core.internal.VertxInternal) n.node().vertx()).clusterManager();
-    return cm == null ? 0 : cm.getNodes().size();
   }
 
   @AfterAll
@@ -106,7 +99,7 @@ class NodesIT {
     Vertx bare = Vertx.builder().with(options).withClusterManager(new HazelcastClusterManager(hz)).buildClustered()
         .toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
     try {
-      Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> size(a) == 3);
+      TestNode.awaitMembers(3, a);
       String bareId = ((io.vertx.core.internal.VertxInternal) bare).clusterManager().getNodeId();
       long t0 = System.nanoTime();
       List<JsonObject> list = nodes(a);
@@ -119,7 +112,7 @@ class NodesIT {
           .containsExactlyInAnyOrder(a.node().config().serverId(), b.node().config().serverId());
     } finally {
       bare.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
-      Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> size(a) == 2);
+      TestNode.awaitMembers(2, a);
     }
   }
 }

@@ -150,7 +150,7 @@ class EncryptionRaceIT {
     var fa = CompletableFuture.supplyAsync(() -> TestNode.start(env, db));
     var fb = CompletableFuture.supplyAsync(() -> TestNode.start(env, db));
     try (var a = fa.get(); var b = fb.get()) {
-      Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> clusterSize(a) == 2 && clusterSize(b) == 2);
+      TestNode.awaitMembers(2, a, b);
       for (int round = 0; round < 5; round++) {
         String q = "race-cl-" + round + "-" + UUID.randomUUID();
         assertThat(statuses(a.post("/api/v1/push", items(q, "before-", 3, 3)))).containsOnly("queued");
@@ -163,11 +163,6 @@ class EncryptionRaceIT {
             .allMatch(Frame::encrypted);
       }
     }
-  }
-
-  static int clusterSize(TestNode n) {
-    var cm = ((io.vertx.core.internal.VertxInternal) n.node().vertx()).clusterManager();
-    return cm == null ? 0 : cm.getNodes().size();
   }
 
   @Test

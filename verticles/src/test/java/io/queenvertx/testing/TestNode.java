@@ -34,6 +34,20 @@ public final class TestNode implements AutoCloseable {
     this.base = "http://127.0.0.1:" + node.config().http().port();
   }
 
+  /** Members this node's cluster manager sees (0 when the node is not clustered). */
+  public int clusterSize() {
+    var cm = ((io.vertx.core.internal.VertxInternal) node.vertx()).clusterManager();
+    return cm == null ? 0 : cm.getNodes().size();
+  }
+
+  /** Waits (at most 30 s) until every one of {@code nodes} sees exactly {@code members} cluster members. */
+  public static void awaitMembers(int members, TestNode... nodes) {
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> {
+      for (TestNode n : nodes) if (n.clusterSize() != members) return false;
+      return true;
+    });
+  }
+
   public static TestNode start() {
     return start(Map.of());
   }
