@@ -36,8 +36,6 @@ DECLARE
     v_st          text[];
     v_eff         bigint[];
     v_below       boolean[];
-    v_i           integer;
-    v_rank        integer;
     v_sig_off     bigint;
     v_sig_rank    integer;
     v_sig_idx     integer;
@@ -147,31 +145,27 @@ BEGIN
         END IF;
 
         -- Head signal: lowest eff among negative signals; tie at one offset: dlq > failed > retry; then lowest index.
-        FOR v_i IN 1 .. v_n LOOP
-            IF v_eff[v_i] IS NOT NULL AND v_st[v_i] <> 'completed' THEN
-                v_rank := CASE v_st[v_i] WHEN 'dlq' THEN 0 WHEN 'failed' THEN 1 ELSE 2 END;
-                IF v_sig_off IS NULL OR v_eff[v_i] < v_sig_off
-                   OR (v_eff[v_i] = v_sig_off AND v_rank < v_sig_rank) THEN
-                    v_sig_off := v_eff[v_i]; v_sig_rank := v_rank; v_sig_idx := v_i - 1; v_sig_kind := v_st[v_i];
-                END IF;
-            END IF;
-        END LOOP;
+        -- Set-based on purpose: a loop over a batch of 100 evaluated thousands of plpgsql expressions (and text[]
+        -- subscripts are linear), which made a batch ack cost milliseconds of database CPU.
+        SELECT x.eff, x.rank, (x.ord - 1)::integer, x.st INTO v_sig_off, v_sig_rank, v_sig_idx, v_sig_kind
+        FROM (SELECT u.eff, u.st, u.ord, CASE u.st WHEN 'dlq' THEN 0 WHEN 'failed' THEN 1 ELSE 2 END AS rank
+              FROM unnest(v_eff, v_st) WITH ORDINALITY AS u(eff, st, ord)
+              WHERE u.eff IS NOT NULL AND u.st <> 'completed') x
+        ORDER BY x.eff, x.rank, x.ord
+        LIMIT 1;
 
-        FOR v_i IN 1 .. v_n LOOP
-            IF v_eff[v_i] IS NOT NULL THEN
-                IF v_st[v_i] = 'completed' AND (v_sig_off IS NULL OR v_eff[v_i] < v_sig_off) THEN
-                    v_max_ok := GREATEST(v_max_ok, v_eff[v_i]);
-                END IF;
-            ELSIF v_below[v_i] THEN
-                IF v_st[v_i] = 'completed' THEN
-                    v_noop := v_noop || to_jsonb(v_i - 1);
-                ELSE
-                    v_stale := v_stale || to_jsonb(v_i - 1);
-                END IF;
-            ELSE
-                v_unres := v_unres || to_jsonb(v_i - 1);
-            END IF;
-        END LOOP;
+        -- Completed below the head signal advance the cursor; unresolved items are no-ops (completed, at or below
+        -- the cursor), stale (a negative verdict at or below the cursor) or unresolved (no match at all).
+        SELECT max(u.eff) FILTER (WHERE u.eff IS NOT NULL AND u.st = 'completed'
+                                    AND (v_sig_off IS NULL OR u.eff < v_sig_off)),
+               COALESCE(jsonb_agg(u.ord - 1 ORDER BY u.ord)
+                        FILTER (WHERE u.eff IS NULL AND u.below AND u.st = 'completed'), '[]'::jsonb),
+               COALESCE(jsonb_agg(u.ord - 1 ORDER BY u.ord)
+                        FILTER (WHERE u.eff IS NULL AND u.below AND u.st <> 'completed'), '[]'::jsonb),
+               COALESCE(jsonb_agg(u.ord - 1 ORDER BY u.ord)
+                        FILTER (WHERE u.eff IS NULL AND NOT COALESCE(u.below, false)), '[]'::jsonb)
+        INTO v_max_ok, v_noop, v_stale, v_unres
+        FROM unnest(v_eff, v_st, v_below) WITH ORDINALITY AS u(eff, st, below, ord);
     END IF;
 
     v_new := COALESCE(v_max_ok, v_c.committed);
