@@ -19,6 +19,15 @@
 --     since the last ANALYZE, or one of many small ones), read every segment of the partition once, materialised
 --     them and filtered base_offset in the join.
 --
+-- Generic plans. log_pop carries SET plan_cache_mode = force_generic_plan, which holds for every statement it runs,
+-- _log_pop_claim's included. Left to choose, the plan cache kept custom plans for most statements (their parameters
+-- are arrays, uuids and timestamps whose custom estimates look cheaper) and re-planned them on every pop: about a
+-- fifth of PostgreSQL's CPU in a batch-1 pop+ack loop (perf: GetCachedPlan -> standard_planner). Every statement here
+-- is a key probe, a LATERAL ... LIMIT 1 probe or an ordered (partition_id, base_offset) range with a LIMIT, so the
+-- generic plan is the same plan (PopCostIT measures the backlog walk with it and checks the setting). The SET clause
+-- restores only plan_cache_mode at exit; the synchronous_commit set below is not a SET clause and still lasts until
+-- the transaction ends.
+--
 -- Pops commit without waiting for the WAL flush: log_pop sets synchronous_commit off for the calling transaction
 -- (set_config(..., true) outside any function SET clause lasts until the transaction ends). A pop writes only a lease
 -- (or, with autoAck, a cursor advance). If the database crashes before that commit reaches disk, the lease or the
@@ -101,6 +110,7 @@ CREATE OR REPLACE FUNCTION queen.log_pop(
     blob             bytea
 )
 LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan
 AS $$
 #variable_conflict use_column
 DECLARE

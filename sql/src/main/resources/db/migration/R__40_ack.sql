@@ -10,6 +10,9 @@
 -- Hash-resolved ack for one (partition, group) (ENGINE §5.2). Index arrays (noop/stale/unresolved, poisonIndex) are
 -- 0-based positions in p_hashes. Implicit ack: the new cursor is the highest completed offset strictly below the head
 -- signal (lowest failed/dlq/retry; tie dlq > failed > retry). Negative signals act only on a leased batch.
+-- Generic plans (SET plan_cache_mode = force_generic_plan here and on log_ack_many), as on the push and pop paths:
+-- custom plans for the array-parameter statements were re-planned on every ack. Each statement is a key probe or an
+-- index range over one partition's (partition_id, base_offset), the same plan whatever the values.
 CREATE OR REPLACE FUNCTION queen.log_ack(
     p_tenant   uuid,
     p_pid      uuid,
@@ -19,6 +22,7 @@ CREATE OR REPLACE FUNCTION queen.log_ack(
     p_statuses text[]
 ) RETURNS jsonb
 LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan
 AS $$
 DECLARE
     v_tenant      uuid := COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001');
@@ -268,6 +272,7 @@ CREATE OR REPLACE FUNCTION queen.log_ack_many(
     p_statuses text[]
 ) RETURNS SETOF jsonb
 LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan
 AS $$
 DECLARE
     v_n  integer := COALESCE(cardinality(p_pids), 0);

@@ -20,9 +20,10 @@ class PopCostIT {
   private static final int SEGMENTS = 4000;
 
   @Test
-  void thePushFunctionsPlanOnceWithGenericPlans() {
+  void theHotPathFunctionsPlanOnceWithGenericPlans() {
     try (TestNode node = TestNode.start()) {
-      for (String fn : new String[] {"log_push_multi", "_log_push_into", "_log_check_encryption"}) {
+      for (String fn : new String[] {"log_push_multi", "_log_push_into", "_log_check_encryption", "log_pop",
+          "log_ack", "log_ack_many"}) {
         String cfg = TestDatabase.queryString(Wire.db(), "SELECT array_to_string(p.proconfig, ',') FROM pg_proc p "
             + "JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'queen' AND p.proname = '" + fn + "'");
         assertThat(cfg).as(fn).isEqualTo("plan_cache_mode=force_generic_plan");
