@@ -199,3 +199,16 @@ BEGIN
   r := queen.log_ack(qt.tenant(), pid, 'g', '', '{}'::bytea[], '{}'::text[]);
   PERFORM qt.eq((r->>'ok')::boolean, true, 'empty ack ok');
 END $$;
+
+-- The hash cut an ack reads: only the indexes in [from, to], clamped to the blob.
+DO $$
+BEGIN
+  PERFORM qt.eq((SELECT array_agg(x.idx ORDER BY x.idx) FROM queen.log_unnest_hashes_between(qt.hseq(1, 10), 3, 5) x),
+                ARRAY[3, 4, 5], 'inner range');
+  PERFORM qt.eq((SELECT array_agg(x.h ORDER BY x.idx) FROM queen.log_unnest_hashes_between(qt.hseq(1, 10), 3, 4) x),
+                ARRAY[qt.h(4), qt.h(5)], 'slices are the hashes at those indexes');
+  PERFORM qt.eq((SELECT count(*) FROM queen.log_unnest_hashes_between(qt.hseq(1, 10), -7, 9223372036854775807)),
+                10::bigint, 'clamped to the blob');
+  PERFORM qt.eq((SELECT count(*) FROM queen.log_unnest_hashes_between(qt.hseq(1, 10), 10, 20)), 0::bigint,
+                'past the end: nothing');
+END $$;

@@ -107,8 +107,8 @@ BEGIN
     FROM unnest(COALESCE(p_statuses, array_fill(NULL::text, ARRAY[v_n]))) WITH ORDINALITY AS s(s, ord);
 
     IF v_n > 0 THEN
-        -- Phase 1: resolve inside the ackable span only (the batch's txns rows: cheap on the happy path).
-        -- eff = the lowest matching offset inside [lo, hi].
+        -- Phase 1: resolve inside the ackable span only (the batch's txns rows: cheap on the happy path), cutting out
+        -- of each row only the hashes of offsets in [lo, hi]. eff = the lowest matching offset inside [lo, hi].
         SELECT t.base_offset INTO v_span_base
         FROM queen.log_txns t
         WHERE t.partition_id = p_pid AND t.base_offset <= v_lo
@@ -122,7 +122,8 @@ BEGIN
             LEFT JOIN (
                 SELECT th.h, t.base_offset + th.idx AS off
                 FROM queen.log_txns t
-                CROSS JOIN LATERAL queen.log_unnest_hashes(t.hashes) th
+                CROSS JOIN LATERAL queen.log_unnest_hashes_between(
+                    t.hashes, v_lo - t.base_offset, COALESCE(v_hi, 9223372036854775807) - t.base_offset) th
                 WHERE t.partition_id = p_pid
                   AND t.base_offset >= v_span_base
                   AND (v_hi IS NULL OR t.base_offset <= v_hi)
