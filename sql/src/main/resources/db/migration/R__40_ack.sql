@@ -36,7 +36,6 @@ DECLARE
     v_has_lease   boolean;
     v_lo          bigint;
     v_hi          bigint;
-    v_span_base   bigint;
     v_st          text[];
     v_eff         bigint[];
     v_below       boolean[];
@@ -98,37 +97,31 @@ BEGIN
     v_lo := GREATEST(v_c.committed + 1, v_tstart);
     v_hi := CASE WHEN v_has_lease THEN v_c.batch_end END;    -- NULL = unbounded (lease-less)
 
-    -- Normalise statuses: completed | failed | retry | dlq.
-    SELECT COALESCE(array_agg(
-               CASE WHEN s.s IS NULL OR s.s IN ('', 'completed', 'success', 'acked', 'ok') THEN 'completed'
-                    WHEN s.s IN ('retry', 'dlq', 'failed') THEN s.s
-                    ELSE 'failed' END ORDER BY s.ord), '{}')
-    INTO v_st
-    FROM unnest(COALESCE(p_statuses, array_fill(NULL::text, ARRAY[v_n]))) WITH ORDINALITY AS s(s, ord);
-
+    v_st := '{}';
     IF v_n > 0 THEN
-        -- Phase 1: resolve inside the ackable span only (the batch's txns rows: cheap on the happy path), cutting out
-        -- of each row only the hashes of offsets in [lo, hi]. eff = the lowest matching offset inside [lo, hi].
-        SELECT t.base_offset INTO v_span_base
-        FROM queen.log_txns t
-        WHERE t.partition_id = p_pid AND t.base_offset <= v_lo
-        ORDER BY t.base_offset DESC LIMIT 1;
-        v_span_base := COALESCE(v_span_base, v_lo);
-
-        SELECT array_agg(x.eff ORDER BY x.ord) INTO v_eff
+        -- Phase 1, one statement: normalise the statuses (completed | failed | retry | dlq) and resolve each hash
+        -- inside the ackable span only: the batch's txns rows from the one covering lo (cheap on the happy path),
+        -- cutting out of each row only the hashes of offsets in [lo, hi]. eff = the lowest matching offset in [lo, hi].
+        SELECT array_agg(x.st ORDER BY x.ord), array_agg(x.eff ORDER BY x.ord) INTO v_st, v_eff
         FROM (
-            SELECT u.ord, MIN(o.off) AS eff
-            FROM unnest(p_hashes) WITH ORDINALITY AS u(h, ord)
+            SELECT u.ord,
+                   CASE WHEN u.s IS NULL OR u.s IN ('', 'completed', 'success', 'acked', 'ok') THEN 'completed'
+                        WHEN u.s IN ('retry', 'dlq', 'failed') THEN u.s
+                        ELSE 'failed' END AS st,
+                   MIN(o.off) AS eff
+            FROM unnest(p_hashes, p_statuses) WITH ORDINALITY AS u(h, s, ord)
             LEFT JOIN (
                 SELECT th.h, t.base_offset + th.idx AS off
                 FROM queen.log_txns t
                 CROSS JOIN LATERAL queen.log_unnest_hashes_between(
                     t.hashes, v_lo - t.base_offset, COALESCE(v_hi, 9223372036854775807) - t.base_offset) th
                 WHERE t.partition_id = p_pid
-                  AND t.base_offset >= v_span_base
+                  AND t.base_offset >= COALESCE((SELECT t0.base_offset FROM queen.log_txns t0
+                                                 WHERE t0.partition_id = p_pid AND t0.base_offset <= v_lo
+                                                 ORDER BY t0.base_offset DESC LIMIT 1), v_lo)
                   AND (v_hi IS NULL OR t.base_offset <= v_hi)
             ) o ON o.h = u.h AND o.off >= v_lo AND (v_hi IS NULL OR o.off <= v_hi)
-            GROUP BY u.ord
+            GROUP BY u.ord, u.s
         ) x;
 
         -- Phase 2 (only when something did not resolve in the span): is there a match at or below the cursor?
@@ -150,27 +143,30 @@ BEGIN
         END IF;
 
         -- Head signal: lowest eff among negative signals; tie at one offset: dlq > failed > retry; then lowest index.
-        -- Set-based on purpose: a loop over a batch of 100 evaluated thousands of plpgsql expressions (and text[]
+        -- Completed items below it advance the cursor; unresolved items are no-ops (completed, at or below the
+        -- cursor), stale (a negative verdict at or below the cursor) or unresolved (no match at all). One set-based
+        -- statement on purpose: a plpgsql loop over a batch of 100 evaluated thousands of expressions (and text[]
         -- subscripts are linear), which made a batch ack cost milliseconds of database CPU.
-        SELECT x.eff, x.rank, (x.ord - 1)::integer, x.st INTO v_sig_off, v_sig_rank, v_sig_idx, v_sig_kind
-        FROM (SELECT u.eff, u.st, u.ord, CASE u.st WHEN 'dlq' THEN 0 WHEN 'failed' THEN 1 ELSE 2 END AS rank
-              FROM unnest(v_eff, v_st) WITH ORDINALITY AS u(eff, st, ord)
-              WHERE u.eff IS NOT NULL AND u.st <> 'completed') x
-        ORDER BY x.eff, x.rank, x.ord
-        LIMIT 1;
-
-        -- Completed below the head signal advance the cursor; unresolved items are no-ops (completed, at or below
-        -- the cursor), stale (a negative verdict at or below the cursor) or unresolved (no match at all).
-        SELECT max(u.eff) FILTER (WHERE u.eff IS NOT NULL AND u.st = 'completed'
-                                    AND (v_sig_off IS NULL OR u.eff < v_sig_off)),
+        WITH u AS (
+            SELECT * FROM unnest(v_eff, v_st, v_below) WITH ORDINALITY AS u(eff, st, below, ord)
+        ), sig AS (
+            SELECT u.eff, CASE u.st WHEN 'dlq' THEN 0 WHEN 'failed' THEN 1 ELSE 2 END AS rank, u.ord, u.st
+            FROM u WHERE u.eff IS NOT NULL AND u.st <> 'completed'
+            ORDER BY 1, 2, 3
+            LIMIT 1
+        )
+        SELECT sig.eff, sig.rank, (sig.ord - 1)::integer, sig.st,
+               max(u.eff) FILTER (WHERE u.eff IS NOT NULL AND u.st = 'completed'
+                                    AND (sig.eff IS NULL OR u.eff < sig.eff)),
                COALESCE(jsonb_agg(u.ord - 1 ORDER BY u.ord)
                         FILTER (WHERE u.eff IS NULL AND u.below AND u.st = 'completed'), '[]'::jsonb),
                COALESCE(jsonb_agg(u.ord - 1 ORDER BY u.ord)
                         FILTER (WHERE u.eff IS NULL AND u.below AND u.st <> 'completed'), '[]'::jsonb),
                COALESCE(jsonb_agg(u.ord - 1 ORDER BY u.ord)
                         FILTER (WHERE u.eff IS NULL AND NOT COALESCE(u.below, false)), '[]'::jsonb)
-        INTO v_max_ok, v_noop, v_stale, v_unres
-        FROM unnest(v_eff, v_st, v_below) WITH ORDINALITY AS u(eff, st, below, ord);
+        INTO v_sig_off, v_sig_rank, v_sig_idx, v_sig_kind, v_max_ok, v_noop, v_stale, v_unres
+        FROM u LEFT JOIN sig ON true
+        GROUP BY sig.eff, sig.rank, sig.ord, sig.st;
     END IF;
 
     v_new := COALESCE(v_max_ok, v_c.committed);
