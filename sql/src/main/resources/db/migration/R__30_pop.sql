@@ -131,7 +131,10 @@ DECLARE
     v_inserted  integer;
     v_lease     integer;
     v_floor     timestamptz;
+    v_wm_floor  timestamptz;
     v_wm_upd    timestamptz;
+    v_registered boolean;
+    v_seen      boolean;
     v_pending   boolean;
     v_pivot     uuid;
     v_q         record;
@@ -168,174 +171,180 @@ BEGIN
                              WHEN 'new' THEN v_now
                              ELSE p_sub_from END;
 
-    IF p_queue IS NOT NULL THEN
-        -- A queue-scoped pop on a missing queue provisions the queue row (not a partition), so a group can
-        -- subscribe before the first push.
-        IF NOT EXISTS (SELECT 1 FROM queen.queues q WHERE q.tenant_id = v_tenant AND q.name = p_queue) THEN
-            INSERT INTO queen.queues (tenant_id, name, namespace, task)
-            VALUES (v_tenant, p_queue, queen._log_name_ns(p_queue), queen._log_name_task(p_queue))
-            ON CONFLICT (tenant_id, name) DO NOTHING;
-        END IF;
-    ELSIF p_namespace IS NULL AND p_task IS NULL THEN
+    IF p_queue IS NULL AND p_namespace IS NULL AND p_task IS NULL THEN
         RETURN;                                       -- discovery needs a namespace or a task
     END IF;
 
-    FOR v_q IN
-        SELECT q.id, q.name::text AS name, q.lease_time, q.delayed_processing, q.window_buffer
-        FROM queen.queues q
-        WHERE q.tenant_id = v_tenant
-          AND (p_queue IS NULL OR q.name = p_queue)
-          AND (p_queue IS NOT NULL OR (
-                   (p_namespace IS NULL OR COALESCE(NULLIF(q.namespace, ''), queen._log_name_ns(q.name)) = p_namespace)
-               AND (p_task IS NULL OR COALESCE(NULLIF(q.task, ''), queen._log_name_task(q.name)) = p_task)))
-        ORDER BY random()
-    LOOP
-        -- ---- group registration (first contact of (queue, group)) + bulk cursor seed -------------------------------
-        SELECT m.subscription_mode, m.subscription_timestamp INTO v_seed_mode, v_seed_ts
-        FROM queen.consumer_groups_metadata m
-        WHERE m.tenant_id = v_tenant AND m.consumer_group = v_group AND m.queue_id = v_q.id
-          AND m.partition_name = '' AND m.namespace = '' AND m.task = '';
-        IF NOT FOUND THEN
-            -- One registrant at a time, without waiting: a concurrent registrant is seeding right now, so this
-            -- queue is skipped for this cycle (the next poll sees the committed seed).
-            IF NOT pg_try_advisory_xact_lock(hashtextextended('cgm/' || v_q.id::text || '/' || v_group, 42)) THEN
-                CONTINUE;
-            END IF;
-            -- A durable group-wide subscription (POST /consumer-groups/:group/subscription, R__72) overrides the
-            -- pop's own subscriptionMode / subscriptionFrom for every queue the group meets from now on.
-            IF v_group <> '__QUEUE_MODE__' THEN
-                SELECT m.subscription_mode, m.subscription_timestamp INTO v_gw_mode, v_gw_ts
+    -- Pass 2 only when a queue-scoped pop found no queue: it provisions the queue row (not a partition), so a group
+    -- can subscribe before the first push, and runs the loop once more to register the group on it.
+    FOR v_pass IN 1 .. 2 LOOP
+        v_seen := false;
+        FOR v_q IN
+            SELECT q.id, q.name::text AS name, q.lease_time, q.delayed_processing, q.window_buffer
+            FROM queen.queues q
+            WHERE q.tenant_id = v_tenant
+              AND (p_queue IS NULL OR q.name = p_queue)
+              AND (p_queue IS NOT NULL OR (
+                       (p_namespace IS NULL
+                        OR COALESCE(NULLIF(q.namespace, ''), queen._log_name_ns(q.name)) = p_namespace)
+                   AND (p_task IS NULL OR COALESCE(NULLIF(q.task, ''), queen._log_name_task(q.name)) = p_task)))
+            ORDER BY random()
+        LOOP
+            v_seen := true;
+            -- ---- group registration (first contact of (queue, group)) + bulk cursor seed ---------------------------
+            -- The group's registration and its empty-scan watermark on this queue, in one statement.
+            SELECT m.subscription_mode, m.subscription_timestamp, m.consumer_group IS NOT NULL,
+                   w.last_empty_scan_at, w.updated_at
+            INTO v_seed_mode, v_seed_ts, v_registered, v_wm_floor, v_wm_upd
+            FROM (SELECT 1) one
+            LEFT JOIN queen.consumer_groups_metadata m
+                   ON m.tenant_id = v_tenant AND m.consumer_group = v_group AND m.queue_id = v_q.id
+                  AND m.partition_name = '' AND m.namespace = '' AND m.task = ''
+            LEFT JOIN queen.consumer_watermarks w ON w.queue_id = v_q.id AND w.consumer_group = v_group;
+            IF NOT v_registered THEN
+                -- One registrant at a time, without waiting: a concurrent registrant is seeding right now, so this
+                -- queue is skipped for this cycle (the next poll sees the committed seed).
+                IF NOT pg_try_advisory_xact_lock(hashtextextended('cgm/' || v_q.id::text || '/' || v_group, 42)) THEN
+                    CONTINUE;
+                END IF;
+                -- A durable group-wide subscription (POST /consumer-groups/:group/subscription, R__72) overrides the
+                -- pop's own subscriptionMode / subscriptionFrom for every queue the group meets from now on.
+                IF v_group <> '__QUEUE_MODE__' THEN
+                    SELECT m.subscription_mode, m.subscription_timestamp INTO v_gw_mode, v_gw_ts
+                    FROM queen.consumer_groups_metadata m
+                    WHERE m.tenant_id = v_tenant AND m.consumer_group = v_group AND m.queue_id IS NULL
+                      AND m.partition_name = '' AND m.namespace = '' AND m.task = '';
+                    IF FOUND THEN
+                        v_mode := v_gw_mode; v_mode_ts := v_gw_ts;
+                    END IF;
+                END IF;
+                INSERT INTO queen.consumer_groups_metadata
+                    (tenant_id, consumer_group, queue_id, partition_name, namespace, task,
+                     subscription_mode, subscription_timestamp)
+                VALUES (v_tenant, v_group, v_q.id, '', '', '', v_mode, v_mode_ts)
+                ON CONFLICT DO NOTHING;
+                GET DIAGNOSTICS v_inserted = ROW_COUNT;
+                IF v_inserted > 0 THEN
+                    INSERT INTO queen.log_consumers (partition_id, consumer_group, committed)
+                    SELECT p.id, v_group, queen._log_cursor_start(p.id, p.log_start, p.last_offset, v_mode, v_mode_ts)
+                    FROM queen.log_partitions p WHERE p.queue_id = v_q.id
+                    ORDER BY p.id
+                    ON CONFLICT (partition_id, consumer_group) DO NOTHING;
+                END IF;
+                SELECT m.subscription_mode, m.subscription_timestamp INTO v_seed_mode, v_seed_ts
                 FROM queen.consumer_groups_metadata m
-                WHERE m.tenant_id = v_tenant AND m.consumer_group = v_group AND m.queue_id IS NULL
+                WHERE m.tenant_id = v_tenant AND m.consumer_group = v_group AND m.queue_id = v_q.id
                   AND m.partition_name = '' AND m.namespace = '' AND m.task = '';
-                IF FOUND THEN
-                    v_mode := v_gw_mode; v_mode_ts := v_gw_ts;
+            END IF;
+            -- The durable subscription wins for partitions first contacted later. 'all' seeds at the retained head;
+            -- 'new' and 'timestamp' seed from the stored time (everything pushed since the subscription).
+            IF v_group = '__QUEUE_MODE__' THEN
+                v_seed_mode := 'all';
+            ELSIF v_seed_mode IS NULL THEN
+                v_seed_mode := v_mode; v_seed_ts := v_mode_ts;
+            ELSIF v_seed_mode = 'new' THEN
+                v_seed_mode := 'timestamp';
+            END IF;
+
+            v_lease := CASE WHEN p_lease_s > 0 THEN p_lease_s
+                            WHEN v_q.lease_time > 0 THEN v_q.lease_time
+                            ELSE 60 END;
+            v_q_claimed := 0;
+            v_floor := NULL;
+
+            -- ---- candidates --------------------------------------------------------------------------------------
+            IF p_partition IS NOT NULL THEN
+                OPEN v_cur FOR
+                    SELECT p.id, p.name FROM queen.log_partitions p
+                    WHERE p.queue_id = v_q.id AND p.name = p_partition;
+            ELSE
+                v_floor := v_wm_floor;
+                IF v_floor IS NOT NULL AND v_floor > '-infinity'::timestamptz THEN
+                    -- The group found this queue empty at v_floor: only partitions written since (2 min slack for the
+                    -- once-per-second last_write_at quantisation and in-flight pushes) can hold anything new.
+                    OPEN v_cur FOR
+                        SELECT k.id, k.name
+                        FROM queen._log_pop_candidates(v_q.id, v_group, v_now) k
+                        WHERE k.last_write_at >= v_floor - interval '2 minutes'
+                        ORDER BY random()
+                        LIMIT v_cap;
+                ELSE
+                    -- No floor: walk the queue's partitions by id from a random pivot (wrapping around). Both halves
+                    -- stop at the LIMIT, so a deep backlog over many partitions costs O(candidates), not O(partitions).
+                    v_pivot := gen_random_uuid();
+                    OPEN v_cur FOR
+                        SELECT x.id, x.name FROM (
+                            (SELECT k.id, k.name, 0 AS half
+                             FROM queen._log_pop_candidates(v_q.id, v_group, v_now) k
+                             WHERE k.id >= v_pivot
+                             ORDER BY k.id
+                             LIMIT v_cap)
+                            UNION ALL
+                            (SELECT k.id, k.name, 1 AS half
+                             FROM queen._log_pop_candidates(v_q.id, v_group, v_now) k
+                             WHERE k.id < v_pivot
+                             ORDER BY k.id
+                             LIMIT v_cap)
+                        ) x
+                        ORDER BY x.half, x.id
+                        LIMIT v_cap;
                 END IF;
             END IF;
-            INSERT INTO queen.consumer_groups_metadata
-                (tenant_id, consumer_group, queue_id, partition_name, namespace, task,
-                 subscription_mode, subscription_timestamp)
-            VALUES (v_tenant, v_group, v_q.id, '', '', '', v_mode, v_mode_ts)
-            ON CONFLICT DO NOTHING;
-            GET DIAGNOSTICS v_inserted = ROW_COUNT;
-            IF v_inserted > 0 THEN
-                INSERT INTO queen.log_consumers (partition_id, consumer_group, committed)
-                SELECT p.id, v_group, queen._log_cursor_start(p.id, p.log_start, p.last_offset, v_mode, v_mode_ts)
-                FROM queen.log_partitions p WHERE p.queue_id = v_q.id
-                ORDER BY p.id
-                ON CONFLICT (partition_id, consumer_group) DO NOTHING;
+
+            LOOP
+                FETCH v_cur INTO v_pid, v_pname;
+                EXIT WHEN NOT FOUND;
+
+                SELECT * INTO v_r FROM queen._log_pop_claim(
+                    v_pid, v_group, v_remaining, v_lease, p_worker, COALESCE(p_auto_ack, false),
+                    v_seed_mode, v_seed_ts, v_q.delayed_processing, v_q.window_buffer, v_now);
+
+                IF v_r.o_taken > 0 THEN
+                    RETURN QUERY
+                        SELECT v_pid, v_pname, v_q.name, v_r.o_attempt, v_r.o_expires,
+                               s.base_offset, u.st, u.tk, u.cnt, s.created_at, s.blob
+                        FROM unnest(v_r.o_bases, v_r.o_starts, v_r.o_takes, v_r.o_counts)
+                             WITH ORDINALITY AS u(b, st, tk, cnt, ord)
+                        CROSS JOIN LATERAL (
+                            SELECT s0.base_offset, s0.created_at, s0.blob
+                            FROM queen.log_segments s0
+                            WHERE s0.partition_id = v_pid AND s0.base_offset = u.b
+                            LIMIT 1) s
+                        ORDER BY u.ord;
+                    v_remaining := v_remaining - v_r.o_taken;
+                    v_claimed := v_claimed + 1;
+                    v_q_claimed := v_q_claimed + 1;
+                    EXIT WHEN v_remaining <= 0 OR v_claimed >= v_maxp;
+                END IF;
+            END LOOP;
+            CLOSE v_cur;
+
+            -- ---- empty-scan floor (at most every 30 s per (queue, group), never waiting) ----------------------------
+            IF p_partition IS NULL AND v_q_claimed = 0
+               AND (v_wm_upd IS NULL OR v_floor IS NULL OR v_wm_upd < v_now - interval '30 seconds')
+               AND pg_try_advisory_xact_lock(hashtextextended('cwm/' || v_q.id::text || '/' || v_group, 42)) THEN
+                -- Pending data ignoring leases: a backlog held under a lease must never be stranded behind the floor.
+                SELECT EXISTS (
+                    SELECT 1
+                    FROM queen.log_partitions p
+                    LEFT JOIN queen.log_consumers c ON c.partition_id = p.id AND c.consumer_group = v_group
+                    WHERE p.queue_id = v_q.id
+                      AND p.last_write_at >= COALESCE(v_floor, '-infinity'::timestamptz) - interval '2 minutes'
+                      AND ((c.partition_id IS NULL AND p.last_offset >= p.log_start) OR p.last_offset > c.committed)
+                ) INTO v_pending;
+                INSERT INTO queen.consumer_watermarks AS w (queue_id, consumer_group, last_empty_scan_at, updated_at)
+                VALUES (v_q.id, v_group, CASE WHEN v_pending THEN '-infinity'::timestamptz ELSE v_now END, v_now)
+                ON CONFLICT (queue_id, consumer_group) DO UPDATE SET
+                    last_empty_scan_at = CASE WHEN v_pending THEN w.last_empty_scan_at ELSE v_now END,
+                    updated_at = v_now;
             END IF;
-            SELECT m.subscription_mode, m.subscription_timestamp INTO v_seed_mode, v_seed_ts
-            FROM queen.consumer_groups_metadata m
-            WHERE m.tenant_id = v_tenant AND m.consumer_group = v_group AND m.queue_id = v_q.id
-              AND m.partition_name = '' AND m.namespace = '' AND m.task = '';
-        END IF;
-        -- The durable subscription wins for partitions first contacted later. 'all' seeds at the retained head;
-        -- 'new' and 'timestamp' seed from the stored time (everything pushed since the subscription).
-        IF v_group = '__QUEUE_MODE__' THEN
-            v_seed_mode := 'all';
-        ELSIF v_seed_mode IS NULL THEN
-            v_seed_mode := v_mode; v_seed_ts := v_mode_ts;
-        ELSIF v_seed_mode = 'new' THEN
-            v_seed_mode := 'timestamp';
-        END IF;
 
-        v_lease := CASE WHEN p_lease_s > 0 THEN p_lease_s
-                        WHEN v_q.lease_time > 0 THEN v_q.lease_time
-                        ELSE 60 END;
-        v_q_claimed := 0;
-        v_floor := NULL;
-
-        -- ---- candidates ------------------------------------------------------------------------------------------
-        IF p_partition IS NOT NULL THEN
-            OPEN v_cur FOR
-                SELECT p.id, p.name FROM queen.log_partitions p
-                WHERE p.queue_id = v_q.id AND p.name = p_partition;
-        ELSE
-            SELECT w.last_empty_scan_at, w.updated_at INTO v_floor, v_wm_upd
-            FROM queen.consumer_watermarks w
-            WHERE w.queue_id = v_q.id AND w.consumer_group = v_group;
-            IF v_floor IS NOT NULL AND v_floor > '-infinity'::timestamptz THEN
-                -- The group found this queue empty at v_floor: only partitions written since (2 min slack for the
-                -- once-per-second last_write_at quantisation and in-flight pushes) can hold anything new.
-                OPEN v_cur FOR
-                    SELECT k.id, k.name
-                    FROM queen._log_pop_candidates(v_q.id, v_group, v_now) k
-                    WHERE k.last_write_at >= v_floor - interval '2 minutes'
-                    ORDER BY random()
-                    LIMIT v_cap;
-            ELSE
-                -- No floor: walk the queue's partitions by id from a random pivot (wrapping around). Both halves
-                -- stop at the LIMIT, so a deep backlog over many partitions costs O(candidates), not O(partitions).
-                v_pivot := gen_random_uuid();
-                OPEN v_cur FOR
-                    SELECT x.id, x.name FROM (
-                        (SELECT k.id, k.name, 0 AS half
-                         FROM queen._log_pop_candidates(v_q.id, v_group, v_now) k
-                         WHERE k.id >= v_pivot
-                         ORDER BY k.id
-                         LIMIT v_cap)
-                        UNION ALL
-                        (SELECT k.id, k.name, 1 AS half
-                         FROM queen._log_pop_candidates(v_q.id, v_group, v_now) k
-                         WHERE k.id < v_pivot
-                         ORDER BY k.id
-                         LIMIT v_cap)
-                    ) x
-                    ORDER BY x.half, x.id
-                    LIMIT v_cap;
-            END IF;
-        END IF;
-
-        LOOP
-            FETCH v_cur INTO v_pid, v_pname;
-            EXIT WHEN NOT FOUND;
-
-            SELECT * INTO v_r FROM queen._log_pop_claim(
-                v_pid, v_group, v_remaining, v_lease, p_worker, COALESCE(p_auto_ack, false),
-                v_seed_mode, v_seed_ts, v_q.delayed_processing, v_q.window_buffer, v_now);
-
-            IF v_r.o_taken > 0 THEN
-                RETURN QUERY
-                    SELECT v_pid, v_pname, v_q.name, v_r.o_attempt, v_r.o_expires,
-                           s.base_offset, u.st, u.tk, u.cnt, s.created_at, s.blob
-                    FROM unnest(v_r.o_bases, v_r.o_starts, v_r.o_takes, v_r.o_counts)
-                         WITH ORDINALITY AS u(b, st, tk, cnt, ord)
-                    CROSS JOIN LATERAL (
-                        SELECT s0.base_offset, s0.created_at, s0.blob
-                        FROM queen.log_segments s0
-                        WHERE s0.partition_id = v_pid AND s0.base_offset = u.b
-                        LIMIT 1) s
-                    ORDER BY u.ord;
-                v_remaining := v_remaining - v_r.o_taken;
-                v_claimed := v_claimed + 1;
-                v_q_claimed := v_q_claimed + 1;
-                EXIT WHEN v_remaining <= 0 OR v_claimed >= v_maxp;
-            END IF;
+            EXIT WHEN v_remaining <= 0 OR v_claimed >= v_maxp;
         END LOOP;
-        CLOSE v_cur;
-
-        -- ---- empty-scan floor (at most every 30 s per (queue, group), never waiting) ----------------------------
-        IF p_partition IS NULL AND v_q_claimed = 0
-           AND (v_wm_upd IS NULL OR v_floor IS NULL OR v_wm_upd < v_now - interval '30 seconds')
-           AND pg_try_advisory_xact_lock(hashtextextended('cwm/' || v_q.id::text || '/' || v_group, 42)) THEN
-            -- Pending data ignoring leases: a backlog held under a lease must never be stranded behind the floor.
-            SELECT EXISTS (
-                SELECT 1
-                FROM queen.log_partitions p
-                LEFT JOIN queen.log_consumers c ON c.partition_id = p.id AND c.consumer_group = v_group
-                WHERE p.queue_id = v_q.id
-                  AND p.last_write_at >= COALESCE(v_floor, '-infinity'::timestamptz) - interval '2 minutes'
-                  AND ((c.partition_id IS NULL AND p.last_offset >= p.log_start) OR p.last_offset > c.committed)
-            ) INTO v_pending;
-            INSERT INTO queen.consumer_watermarks AS w (queue_id, consumer_group, last_empty_scan_at, updated_at)
-            VALUES (v_q.id, v_group, CASE WHEN v_pending THEN '-infinity'::timestamptz ELSE v_now END, v_now)
-            ON CONFLICT (queue_id, consumer_group) DO UPDATE SET
-                last_empty_scan_at = CASE WHEN v_pending THEN w.last_empty_scan_at ELSE v_now END,
-                updated_at = v_now;
-        END IF;
-
-        EXIT WHEN v_remaining <= 0 OR v_claimed >= v_maxp;
+        EXIT WHEN v_seen OR p_queue IS NULL OR v_pass = 2;
+        INSERT INTO queen.queues (tenant_id, name, namespace, task)
+        VALUES (v_tenant, p_queue, queen._log_name_ns(p_queue), queen._log_name_task(p_queue))
+        ON CONFLICT (tenant_id, name) DO NOTHING;
     END LOOP;
 END;
 $$;
@@ -394,11 +403,12 @@ BEGIN
 
     -- Claim the cursor row. A missing one is created once (seeded by p_seed_mode) and claimed again.
     LOOP
-        SELECT c.committed, c.attempt_offset, c.attempt_count INTO v_c
+        SELECT c.committed, c.attempt_offset, c.attempt_count, p.last_offset INTO v_c
         FROM queen.log_consumers c
+        JOIN queen.log_partitions p ON p.id = c.partition_id
         WHERE c.partition_id = p_pid AND c.consumer_group = p_group
           AND (c.worker_id IS NULL OR c.lease_expires_at IS NULL OR c.lease_expires_at < p_now)
-        FOR UPDATE SKIP LOCKED;
+        FOR UPDATE OF c SKIP LOCKED;
         EXIT WHEN FOUND;
         IF v_created THEN
             RETURN;                                   -- taken by a concurrent pop right after we created it, or
@@ -418,7 +428,7 @@ BEGIN
         v_created := true;
     END LOOP;
 
-    SELECT p.last_offset INTO v_last FROM queen.log_partitions p WHERE p.id = p_pid;
+    v_last := v_c.last_offset;                        -- read with the claim (one statement)
     IF v_last IS NULL OR v_last <= v_c.committed THEN
         RETURN;                                       -- nothing past the cursor
     END IF;
