@@ -179,16 +179,19 @@ BEGIN
     -- can subscribe before the first push, and runs the loop once more to register the group on it.
     FOR v_pass IN 1 .. 2 LOOP
         v_seen := false;
+        -- Two branches, one of them cut at run time: in the generic plan a "p_queue IS NULL OR q.name = p_queue"
+        -- filter could not use the (tenant_id, name) key and would read every queue of the tenant on every pop.
         FOR v_q IN
             SELECT q.id, q.name::text AS name, q.lease_time, q.delayed_processing, q.window_buffer
             FROM queen.queues q
-            WHERE q.tenant_id = v_tenant
-              AND (p_queue IS NULL OR q.name = p_queue)
-              AND (p_queue IS NOT NULL OR (
-                       (p_namespace IS NULL
-                        OR COALESCE(NULLIF(q.namespace, ''), queen._log_name_ns(q.name)) = p_namespace)
-                   AND (p_task IS NULL OR COALESCE(NULLIF(q.task, ''), queen._log_name_task(q.name)) = p_task)))
-            ORDER BY random()
+            WHERE p_queue IS NOT NULL AND q.tenant_id = v_tenant AND q.name = p_queue
+            UNION ALL
+            (SELECT q.id, q.name::text, q.lease_time, q.delayed_processing, q.window_buffer
+             FROM queen.queues q
+             WHERE p_queue IS NULL AND q.tenant_id = v_tenant
+               AND (p_namespace IS NULL OR COALESCE(NULLIF(q.namespace, ''), queen._log_name_ns(q.name)) = p_namespace)
+               AND (p_task IS NULL OR COALESCE(NULLIF(q.task, ''), queen._log_name_task(q.name)) = p_task)
+             ORDER BY random())
         LOOP
             v_seen := true;
             -- ---- group registration (first contact of (queue, group)) + bulk cursor seed ---------------------------

@@ -119,7 +119,7 @@ BEGIN
                   AND t.base_offset >= COALESCE((SELECT t0.base_offset FROM queen.log_txns t0
                                                  WHERE t0.partition_id = p_pid AND t0.base_offset <= v_lo
                                                  ORDER BY t0.base_offset DESC LIMIT 1), v_lo)
-                  AND (v_hi IS NULL OR t.base_offset <= v_hi)
+                  AND t.base_offset <= COALESCE(v_hi, 9223372036854775807)   -- an index bound in the generic plan
             ) o ON o.h = u.h AND o.off >= v_lo AND (v_hi IS NULL OR o.off <= v_hi)
             GROUP BY u.ord, u.s
         ) x;
