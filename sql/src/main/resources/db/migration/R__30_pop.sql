@@ -391,6 +391,13 @@ DECLARE
     v_lastdel   bigint;
     v_any_data  boolean := false;
     v_seg       record;
+    v_w_any     boolean;
+    v_w_bases   bigint[];
+    v_w_takes   integer[];
+    v_w_counts  integer[];
+    v_w_taken   integer;
+    v_w_first   bigint;
+    v_w_last    bigint;
 BEGIN
     o_taken := 0;
 
@@ -464,28 +471,43 @@ BEGIN
     END IF;
 
     -- Forward walk: every later segment from frame 0; retention gaps are simply skipped; delayed segments are a suffix.
+    -- One set-based statement (no per-segment plpgsql): segment i is taken while the frames before it leave budget
+    -- and neither it nor any segment before it is delayed; the last one taken may be cut.
     IF o_taken < v_budget THEN
-        FOR v_seg IN
-            SELECT s.base_offset, s.end_offset, s.created_at
-            FROM queen.log_segments s
-            WHERE s.partition_id = p_pid AND s.base_offset > v_wanted
-            ORDER BY s.base_offset
-            LIMIT v_budget - o_taken                  -- every segment gives at least one frame
-        LOOP
-            v_any_data := true;
-            EXIT WHEN v_deadline IS NOT NULL AND v_seg.created_at > v_deadline;
-            v_take := LEAST(v_seg.end_offset - v_seg.base_offset + 1, v_budget - o_taken)::integer;
-            o_bases  := o_bases  || v_seg.base_offset;
-            o_starts := o_starts || 0;
-            o_takes  := o_takes  || v_take;
-            o_counts := o_counts || (v_seg.end_offset - v_seg.base_offset + 1)::integer;
-            o_taken  := o_taken + v_take;
-            IF v_start IS NULL THEN
-                v_start := v_seg.base_offset;
-            END IF;
-            v_lastdel := v_seg.base_offset + v_take - 1;
-            EXIT WHEN o_taken >= v_budget;
-        END LOOP;
+        SELECT count(*) > 0,
+               array_agg(w.base_offset ORDER BY w.base_offset) FILTER (WHERE w.ok),
+               array_agg(w.tk ORDER BY w.base_offset) FILTER (WHERE w.ok),
+               array_agg(w.cnt ORDER BY w.base_offset) FILTER (WHERE w.ok),
+               COALESCE(sum(w.tk) FILTER (WHERE w.ok), 0),
+               min(w.base_offset) FILTER (WHERE w.ok),
+               max(w.base_offset + w.tk - 1) FILTER (WHERE w.ok)
+        INTO v_w_any, v_w_bases, v_w_takes, v_w_counts, v_w_taken, v_w_first, v_w_last
+        FROM (
+            SELECT s.base_offset, s.cnt, LEAST(s.cnt, v_budget - o_taken - s.before)::integer AS tk,
+                   (s.before < v_budget - o_taken AND NOT s.delayed) AS ok
+            FROM (
+                SELECT s0.base_offset, s0.cnt,
+                       COALESCE(sum(s0.cnt) OVER (ORDER BY s0.base_offset
+                                                  ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before,
+                       bool_or(v_deadline IS NOT NULL AND s0.created_at > v_deadline)
+                           OVER (ORDER BY s0.base_offset ROWS UNBOUNDED PRECEDING) AS delayed
+                FROM (SELECT s1.base_offset, (s1.end_offset - s1.base_offset + 1)::integer AS cnt, s1.created_at
+                      FROM queen.log_segments s1
+                      WHERE s1.partition_id = p_pid AND s1.base_offset > v_wanted
+                      ORDER BY s1.base_offset
+                      LIMIT v_budget - o_taken) s0      -- every segment gives at least one frame
+            ) s
+        ) w;
+        v_any_data := v_any_data OR v_w_any;
+        IF v_w_taken > 0 THEN
+            o_bases  := o_bases  || v_w_bases;
+            o_starts := o_starts || array_fill(0, ARRAY[cardinality(v_w_bases)]);
+            o_takes  := o_takes  || v_w_takes;
+            o_counts := o_counts || v_w_counts;
+            o_taken  := o_taken + v_w_taken;
+            v_start  := COALESCE(v_start, v_w_first);
+            v_lastdel := v_w_last;
+        END IF;
     ELSIF NOT v_any_data THEN
         v_any_data := EXISTS (SELECT 1 FROM queen.log_segments s
                               WHERE s.partition_id = p_pid AND s.base_offset > v_wanted);
