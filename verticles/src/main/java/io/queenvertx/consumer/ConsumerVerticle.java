@@ -248,7 +248,13 @@ public final class ConsumerVerticle extends VerticleBase {
   private Buffer render(PopCommand c, String worker, List<Row> slices, List<DecodedFrames> decoded) {
     String leaseId = c.autoAck() ? "" : worker;
     Row first = slices.get(0);
-    var out = new JsonText(4096);
+    // Sized for the whole body up front (about 300 bytes of fields per message besides its payload): growing a
+    // 100-message body from a few KiB copied it several times (JFR: Arrays.copyOf ~12 % of a draining node's samples).
+    int size = 512;
+    for (var d : decoded) {
+      for (byte[] p : d.payloads()) size += 384 + (p == null ? 4 : p.length);
+    }
+    var out = new JsonText(size);
     out.beginObject()
         .field("success", true)
         .field("queue", c.queue() == null ? "" : c.queue())
