@@ -182,6 +182,31 @@ BEGIN
 END;
 $$;
 
+-- One listing row step: the newest log_txns row of partition p_pid with base_offset below p_below (inclusive when
+-- p_incl) and above p_lo, inside [p_from, p_to) and before the cursor (p_cts, p_cpid, p_coff), with top = its last
+-- frame before the cursor and nq = its frames up to top. At most one row; inlined into the walk of list_messages.
+CREATE OR REPLACE FUNCTION queen._msg_txn_step(p_pid uuid, p_below bigint, p_incl boolean, p_lo bigint,
+                                               p_from timestamptz, p_to timestamptz, p_cts timestamptz,
+                                               p_cpid uuid, p_coff bigint)
+RETURNS TABLE (base_offset bigint, created_at timestamptz, top bigint, nq bigint)
+LANGUAGE sql STABLE
+AS $$
+    SELECT r.base_offset, r.created_at, r.top, r.top - r.base_offset + 1
+    FROM (
+        SELECT t.base_offset, t.created_at,
+               CASE WHEN t.created_at = p_cts AND p_pid = p_cpid THEN LEAST(t.end_offset, p_coff - 1)
+                    ELSE t.end_offset END AS top
+        FROM queen.log_txns t
+        WHERE t.partition_id = p_pid
+          AND t.base_offset <= p_below AND (p_incl OR t.base_offset < p_below) AND t.base_offset > p_lo
+          AND t.created_at >= p_from AND t.created_at < p_to
+          AND (p_cts IS NULL OR t.created_at < p_cts
+               OR (t.created_at = p_cts AND (p_pid > p_cpid OR (p_pid = p_cpid AND t.base_offset < p_coff))))
+        ORDER BY t.base_offset DESC
+        LIMIT 1
+    ) r
+$$;
+
 -- ---------------------------------------------------------------------------------------------------------------------
 -- GET /api/v1/messages
 -- ---------------------------------------------------------------------------------------------------------------------
@@ -346,7 +371,7 @@ BEGIN
             ORDER BY t.base_offset DESC, g.i DESC
             LIMIT v_inner
         ) x
-        WHERE v_status IS NULL OR v_status = 'completed'
+        WHERE v_status = 'completed'
            OR (v_status = 'processing' AND c.any_live) OR (v_status = 'pending' AND NOT c.any_live)
         UNION ALL
         -- status=dead_letter: the newest distinct dead-letter offsets of each partition (log_dlq's (partition_id,
@@ -378,11 +403,41 @@ BEGIN
         ) x
         WHERE v_status = 'dead_letter' AND c.has_dlq
     ),
+    rw AS MATERIALIZED (
+        -- No status filter: rows, not frames. Each partition's rows newest first, one primary-key probe each, until
+        -- they hold offset + limit frames (cum); a row's frames after the cursor are the nq offsets ending at top.
+        WITH RECURSIVE w AS (
+            SELECT c.pid, c.lo, r.base_offset, r.created_at, r.top, r.nq, r.nq AS cum
+            FROM cand c
+            CROSS JOIN LATERAL queen._msg_txn_step(c.pid, c.hi, true, c.lo, v_from, v_to, c_ts, c_pid, c_off) r
+            WHERE v_status IS NULL
+            UNION ALL
+            SELECT w.pid, w.lo, r.base_offset, r.created_at, r.top, r.nq, w.cum + r.nq
+            FROM w
+            CROSS JOIN LATERAL queen._msg_txn_step(w.pid, w.base_offset, false, w.lo, v_from, v_to, c_ts, c_pid,
+                                                   c_off) r
+            WHERE w.cum < v_inner
+        )
+        -- k = the frames a row keeps (its partition's offset + limit newest), start = the position of its top frame
+        -- in the listing order (created_at DESC, partition_id, offset DESC: a row's frames are contiguous in it)
+        SELECT w.pid, w.base_offset, w.created_at, w.top, x.k,
+               (sum(x.k) OVER (ORDER BY w.created_at DESC, w.pid, w.base_offset DESC) - x.k)::bigint AS start
+        FROM w
+        CROSS JOIN LATERAL (SELECT LEAST(w.nq, v_inner - (w.cum - w.nq)) AS k) x
+    ),
     page AS (
-        SELECT fr.*
-        FROM fr
-        ORDER BY fr.created_at DESC, fr.pid, fr.off DESC
-        LIMIT v_limit OFFSET v_offset
+        (SELECT fr.*
+         FROM fr
+         ORDER BY fr.created_at DESC, fr.pid, fr.off DESC
+         LIMIT v_limit OFFSET v_offset)
+        UNION ALL
+        -- no status filter: only the rows overlapping [offset, offset + limit) are expanded to frames
+        SELECT c.pid, c.named, c.thr, c.any_live, c.qm_lease, r.base_offset, r.created_at, r.top - g.i
+        FROM rw r
+        JOIN cand c ON c.pid = r.pid
+        CROSS JOIN LATERAL generate_series(GREATEST(v_offset - r.start, 0),
+                                           LEAST(r.k, v_offset + v_limit - r.start) - 1) AS g(i)
+        WHERE r.start < v_offset + v_limit AND r.start + r.k > v_offset
     ),
     items AS (
         SELECT pg.created_at, pg.pid, pg.off, st.s, seg.seq, pg.qm_lease, pg.named,
