@@ -9,6 +9,7 @@ import io.queenvertx.testing.Wire;
 import io.vertx.core.json.JsonObject;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -62,6 +63,47 @@ class MessageListingScanIT {
         "SELECT 1");
     assertThat(new JsonObject(out.get(0)).containsKey("messages")).as("listing %s", out.get(0)).isTrue();
     return Long.parseLong(out.get(1));
+  }
+
+  static List<String> keys(TestNode.Reply r) {
+    return Wire.list(r.json().getJsonArray("messages")).stream()
+        .map(m -> m.getString("partition") + "/" + m.getString("transactionId")).toList();
+  }
+
+  @Test
+  void offsetPagesOverMultiFrameRowsOfSeveralPartitionsMatchTheCursorPages() {
+    String mq = Wire.queue("list-offset");
+    // three partitions, pushes of 1..5 frames each: rows of several frames, interleaved in time
+    int n = 0;
+    for (int round = 0; round < 6; round++) {
+      for (int part = 0; part < 3; part++) {
+        List<JsonObject> batch = new ArrayList<>();
+        for (int f = 0; f <= (round + part) % 5; f++) {
+          batch.add(Wire.item(mq, "p" + part, new JsonObject().put("n", n), "t-" + n++));
+        }
+        Wire.pushAll(node, Wire.NONE, batch);
+      }
+    }
+    List<String> byCursor = new ArrayList<>();
+    String cursor = null;
+    do {
+      TestNode.Reply r = node.get("/api/v1/messages?queue=" + mq + "&limit=7" + (cursor == null ? "" : "&cursor="
+          + enc(cursor)));
+      assertThat(r.status()).isEqualTo(200);
+      byCursor.addAll(keys(r));
+      cursor = r.json().getString("nextCursor");
+    } while (cursor != null);
+    assertThat(byCursor).as("every message once").hasSize(n).doesNotHaveDuplicates();
+    List<String> byOffset = new ArrayList<>();
+    for (int off = 0; off <= n; off += 7) {
+      TestNode.Reply r = node.get("/api/v1/messages?queue=" + mq + "&limit=7&offset=" + off);
+      assertThat(r.status()).isEqualTo(200);
+      byOffset.addAll(keys(r));
+    }
+    assertThat(byOffset).as("offset pages, concatenated").containsExactlyElementsOf(byCursor);
+    assertThat(keys(node.get("/api/v1/messages?queue=" + mq + "&limit=3&offset=10&partition=p1")))
+        .as("offset page of one partition").containsExactlyElementsOf(
+            byCursor.stream().filter(k -> k.startsWith("p1/")).skip(10).limit(3).toList());
   }
 
   static String enc(String s) {
