@@ -183,11 +183,11 @@ END;
 $$;
 
 -- One listing row step: the newest log_txns row of partition p_pid with base_offset below p_below (inclusive when
--- p_incl) and above p_lo, inside [p_from, p_to) and before the cursor (p_cts, p_cpid, p_coff), with top = its last
--- frame before the cursor and nq = its frames up to top. At most one row; inlined into the walk of list_messages.
-CREATE OR REPLACE FUNCTION queen._msg_txn_step(p_pid uuid, p_below bigint, p_incl boolean, p_lo bigint,
-                                               p_from timestamptz, p_to timestamptz, p_cts timestamptz,
-                                               p_cpid uuid, p_coff bigint)
+-- p_incl), stamped before p_to and before the cursor (p_cts, p_cpid, p_coff), with top = its last frame before the
+-- cursor and nq = its frames up to top; no row when that row is stamped before p_from (created_at never decreases
+-- with the offset, so every older row is too: the walk ends there). Inlined into the walk of list_messages.
+CREATE OR REPLACE FUNCTION queen._msg_txn_step(p_pid uuid, p_below bigint, p_incl boolean, p_from timestamptz,
+                                               p_to timestamptz, p_cts timestamptz, p_cpid uuid, p_coff bigint)
 RETURNS TABLE (base_offset bigint, created_at timestamptz, top bigint, nq bigint)
 LANGUAGE sql STABLE
 AS $$
@@ -198,13 +198,14 @@ AS $$
                     ELSE t.end_offset END AS top
         FROM queen.log_txns t
         WHERE t.partition_id = p_pid
-          AND t.base_offset <= p_below AND (p_incl OR t.base_offset < p_below) AND t.base_offset > p_lo
-          AND t.created_at >= p_from AND t.created_at < p_to
+          AND t.base_offset <= p_below AND (p_incl OR t.base_offset < p_below)
+          AND t.created_at < p_to
           AND (p_cts IS NULL OR t.created_at < p_cts
                OR (t.created_at = p_cts AND (p_pid > p_cpid OR (p_pid = p_cpid AND t.base_offset < p_coff))))
         ORDER BY t.base_offset DESC
         LIMIT 1
     ) r
+    WHERE r.created_at >= p_from
 $$;
 
 -- ---------------------------------------------------------------------------------------------------------------------
@@ -219,8 +220,9 @@ $$;
 -- the page's last row when the page is full, else null. Bad from/to/cursor -> {"error": ...}.
 -- Work is bounded per candidate partition: at most (offset+limit) newest qualifying frames each, read newest-first
 -- off the log_txns PK (the status filter is applied per frame inside that scan, so the bound holds with it too), and
--- at most v_rows txns rows (see there). An explicit "to", an explicit "from" and a cursor become offset bounds of that
--- scan (queen._msg_txn_upto), so rows outside the window are never walked; status=dead_letter pages walk the
+-- at most v_rows txns rows (see there). An explicit "to" and a cursor become the offset where that scan starts
+-- (queen._msg_txn_upto), and the first row before "from" ends it, so rows outside the window are not walked; pages
+-- without a status filter walk rows and expand only those overlapping the page; status=dead_letter pages walk the
 -- partition's dead letters (newest offset first) instead of its rows.
 -- Hash blobs are read only for the page's rows. The body is built as json with the keys in jsonb's order and cast
 -- once: the same jsonb as building it as jsonb, without re-encoding every message object twice.
@@ -252,7 +254,6 @@ DECLARE
     v_mode    jsonb;
     v_msgs    json;
     v_to_set  boolean := NULLIF(btrim(v_page.f->>'to'), '') IS NOT NULL;
-    v_from_set boolean := NULLIF(btrim(v_page.f->>'from'), '') IS NOT NULL;
     v_n       integer;
     l_ts      timestamptz;
     l_pid     uuid;
@@ -295,7 +296,8 @@ BEGIN
                                               ELSE 'none' END);
 
     -- v_rows bounds the txns rows read per partition (a plpgsql value, so the plan sees the LIMIT). Every row the
-    -- row filters below let through yields at least one qualifying frame, except (a) a frame that is a dead letter
+    -- row filters below let through yields at least one qualifying frame (rows before "from" aside: they are the
+    -- tail of the scan and are dropped after it), except (a) a frame that is a dead letter
     -- (at most one per DLQ row of the candidate partitions) and (b) the one row that holds the cursor offset; so
     -- offset + limit + DLQ rows + 1 rows hold the offset + limit newest qualifying frames. 0 for an unknown status
     -- (nothing matches it) and for dead_letter (read from log_dlq instead).
@@ -311,13 +313,12 @@ BEGIN
                CASE WHEN a.named > 0 THEN a.min_named ELSE a.qm_committed END AS thr,
                -- whether the partition has any dead letter: without one, no per-frame DLQ probe below
                EXISTS (SELECT 1 FROM queen.log_dlq d0 WHERE d0.partition_id = c.pid) AS has_dlq,
-               -- base_offset bounds of the rows inside the window and before the cursor: hi (inclusive) from an
-               -- explicit "to" and the cursor, lo (exclusive) from an explicit "from"; no bound otherwise (the
-               -- default window holds every row of a queue written in the last hour)
+               -- the newest base_offset inside the window and at or before the cursor, from an explicit "to" and the
+               -- cursor (no bound otherwise: nothing is stamped after the default "to"). "from" needs no search: rows
+               -- are read newest first and created_at never grows backwards, so the first row before it ends a scan.
                COALESCE(LEAST(CASE WHEN v_to_set THEN queen._msg_txn_upto(c.pid, v_to, false) END,
                               CASE WHEN c_ts IS NOT NULL THEN queen._msg_txn_upto(c.pid, c_ts, true) END),
-                        9223372036854775807) AS hi,
-               CASE WHEN v_from_set THEN queen._msg_txn_upto(c.pid, v_from, false) ELSE -1 END AS lo
+                        9223372036854775807) AS hi
         FROM unnest(v_pids) AS c(pid)
         CROSS JOIN LATERAL (
             SELECT count(*) FILTER (WHERE c2.consumer_group <> '__QUEUE_MODE__') AS named,
@@ -342,8 +343,7 @@ BEGIN
                 SELECT t0.base_offset, t0.end_offset, t0.created_at
                 FROM queen.log_txns t0
                 WHERE t0.partition_id = c.pid
-                  AND t0.base_offset <= c.hi AND t0.base_offset > c.lo
-                  AND t0.created_at >= v_from AND t0.created_at < v_to
+                  AND t0.base_offset <= c.hi AND t0.created_at < v_to
                   AND (c_ts IS NULL OR t0.created_at < c_ts
                        OR (t0.created_at = c_ts AND (c.pid > c_pid OR (c.pid = c_pid AND t0.base_offset < c_off))))
                   AND (v_status IS DISTINCT FROM 'completed' OR t0.base_offset <= c.thr)
@@ -353,7 +353,10 @@ BEGIN
                 LIMIT v_rows
             ) t
             CROSS JOIN LATERAL generate_series(0, (t.end_offset - t.base_offset)::integer) AS g(i)
-            WHERE (c_ts IS NULL OR t.created_at < c_ts
+            -- "from" after the LIMIT: the rows before it are the tail of that newest-first scan (created_at never
+            -- grows backwards), so the rows inside the window are the same, and the scan cannot run past the bound
+            WHERE t.created_at >= v_from
+              AND (c_ts IS NULL OR t.created_at < c_ts
                    OR (t.created_at = c_ts AND (c.pid > c_pid OR (c.pid = c_pid AND t.base_offset + g.i < c_off))))
               AND (v_status IS NULL OR CASE v_status
                     WHEN 'dead_letter' THEN
@@ -384,7 +387,7 @@ BEGIN
             FROM (
                 SELECT DISTINCT d0."offset" AS off
                 FROM queen.log_dlq d0
-                WHERE d0.partition_id = c.pid AND d0."offset" > c.lo
+                WHERE d0.partition_id = c.pid
                 ORDER BY d0."offset" DESC
             ) d
             CROSS JOIN LATERAL (
@@ -407,15 +410,14 @@ BEGIN
         -- No status filter: rows, not frames. Each partition's rows newest first, one primary-key probe each, until
         -- they hold offset + limit frames (cum); a row's frames after the cursor are the nq offsets ending at top.
         WITH RECURSIVE w AS (
-            SELECT c.pid, c.lo, r.base_offset, r.created_at, r.top, r.nq, r.nq AS cum
+            SELECT c.pid, r.base_offset, r.created_at, r.top, r.nq, r.nq AS cum
             FROM cand c
-            CROSS JOIN LATERAL queen._msg_txn_step(c.pid, c.hi, true, c.lo, v_from, v_to, c_ts, c_pid, c_off) r
+            CROSS JOIN LATERAL queen._msg_txn_step(c.pid, c.hi, true, v_from, v_to, c_ts, c_pid, c_off) r
             WHERE v_status IS NULL
             UNION ALL
-            SELECT w.pid, w.lo, r.base_offset, r.created_at, r.top, r.nq, w.cum + r.nq
+            SELECT w.pid, r.base_offset, r.created_at, r.top, r.nq, w.cum + r.nq
             FROM w
-            CROSS JOIN LATERAL queen._msg_txn_step(w.pid, w.base_offset, false, w.lo, v_from, v_to, c_ts, c_pid,
-                                                   c_off) r
+            CROSS JOIN LATERAL queen._msg_txn_step(w.pid, w.base_offset, false, v_from, v_to, c_ts, c_pid, c_off) r
             WHERE w.cum < v_inner
         )
         -- k = the frames a row keeps (its partition's offset + limit newest), start = the position of its top frame
