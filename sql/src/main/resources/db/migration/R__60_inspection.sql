@@ -354,7 +354,7 @@ BEGIN
             ) t
             CROSS JOIN LATERAL generate_series(0, (t.end_offset - t.base_offset)::integer) AS g(i)
             -- "from" after the LIMIT: the rows before it are the tail of that newest-first scan (created_at never
-            -- grows backwards), so the rows inside the window are the same, and the scan cannot run past the bound
+            -- grows backwards), so the rows inside the window are the same, and the scan stops at v_rows rows
             WHERE t.created_at >= v_from
               AND (c_ts IS NULL OR t.created_at < c_ts
                    OR (t.created_at = c_ts AND (c.pid > c_pid OR (c.pid = c_pid AND t.base_offset + g.i < c_off))))
@@ -379,7 +379,7 @@ BEGIN
         UNION ALL
         -- status=dead_letter: the newest distinct dead-letter offsets of each partition (log_dlq's (partition_id,
         -- offset) index, newest first), each resolved to its covering txns row, filtered as above: at most
-        -- v_inner = offset + limit each, and only dead letters are read.
+        -- v_inner = offset + limit each; the rows read are the dead letters' own (at most the partition's DLQ rows).
         SELECT c.pid, c.named, c.thr, c.any_live, c.qm_lease, x.base_offset, x.created_at, x.off
         FROM cand c
         CROSS JOIN LATERAL (
