@@ -120,6 +120,94 @@ END;
 $$;
 
 
+-- The newest log_txns row of partition p_pid stamped before p_ts (at or before it when p_incl): its base_offset; -1
+-- when no row is. Push stamps created_at under the partition lock, so it never decreases as the offset grows: a
+-- search over offsets with primary-key probes finds the boundary of a from / to / cursor bound, and a listing starts
+-- its newest-first scan there instead of walking every newer row (issue 23). The probes alternate between
+-- interpolating on created_at (a few probes when the rate is steady) and bisecting (at most about 2 log2(offsets)).
+CREATE OR REPLACE FUNCTION queen._msg_txn_upto(p_pid uuid, p_ts timestamptz, p_incl boolean)
+RETURNS bigint
+LANGUAGE plpgsql STABLE
+AS $$
+DECLARE
+    v_lo    bigint; -- an offset whose covering-or-older row qualifies: the row at v_lo_b, ending at v_lo or later
+    v_lo_b  bigint;
+    v_hi    bigint; -- a row's base_offset: that row does not qualify
+    v_lo_ts double precision;
+    v_hi_ts double precision;
+    v_at    double precision := extract(epoch FROM p_ts);
+    v_mid   bigint;
+    v_b     bigint;
+    v_end   bigint;
+    v_ts    timestamptz;
+    v_int   boolean := true;
+BEGIN
+    SELECT t.base_offset, t.created_at INTO v_hi, v_ts
+    FROM queen.log_txns t WHERE t.partition_id = p_pid ORDER BY t.base_offset DESC LIMIT 1;
+    IF v_hi IS NULL THEN
+        RETURN -1;
+    END IF;
+    IF v_ts < p_ts OR (p_incl AND v_ts = p_ts) THEN
+        RETURN v_hi; -- the newest row qualifies: the common case, one probe
+    END IF;
+    v_hi_ts := extract(epoch FROM v_ts);
+    SELECT t.base_offset, t.end_offset, t.created_at INTO v_lo_b, v_lo, v_ts
+    FROM queen.log_txns t WHERE t.partition_id = p_pid ORDER BY t.base_offset LIMIT 1;
+    IF NOT (v_ts < p_ts OR (p_incl AND v_ts = p_ts)) THEN
+        RETURN -1;
+    END IF;
+    v_lo_ts := extract(epoch FROM v_ts);
+    -- until no offset lies between the qualifying row's end and the first row that does not qualify
+    WHILE v_hi - v_lo > 1 LOOP
+        IF v_int AND v_hi_ts > v_lo_ts THEN
+            v_mid := v_lo + floor((v_at - v_lo_ts) / (v_hi_ts - v_lo_ts) * (v_hi - v_lo))::bigint;
+            v_mid := LEAST(GREATEST(v_mid, v_lo + 1), v_hi - 1);
+        ELSE
+            v_mid := v_lo + (v_hi - v_lo) / 2;
+        END IF;
+        v_int := NOT v_int;
+        SELECT t.base_offset, t.end_offset, t.created_at INTO v_b, v_end, v_ts
+        FROM queen.log_txns t WHERE t.partition_id = p_pid AND t.base_offset <= v_mid
+        ORDER BY t.base_offset DESC LIMIT 1;
+        IF v_ts < p_ts OR (p_incl AND v_ts = p_ts) THEN
+            v_lo := GREATEST(v_mid, LEAST(v_end, v_hi - 1)); -- the whole row qualifies
+            v_lo_b := v_b;
+            v_lo_ts := extract(epoch FROM v_ts);
+        ELSE
+            v_hi := v_b; -- every offset from v_b to v_mid is covered by that same row
+            v_hi_ts := extract(epoch FROM v_ts);
+        END IF;
+    END LOOP;
+    RETURN v_lo_b;
+END;
+$$;
+
+-- One listing row step: the newest log_txns row of partition p_pid with base_offset below p_below (inclusive when
+-- p_incl), stamped before p_to and before the cursor (p_cts, p_cpid, p_coff), with top = its last frame before the
+-- cursor and nq = its frames up to top; no row when that row is stamped before p_from (created_at never decreases
+-- with the offset, so every older row is too: the walk ends there). Inlined into the walk of list_messages.
+CREATE OR REPLACE FUNCTION queen._msg_txn_step(p_pid uuid, p_below bigint, p_incl boolean, p_from timestamptz,
+                                               p_to timestamptz, p_cts timestamptz, p_cpid uuid, p_coff bigint)
+RETURNS TABLE (base_offset bigint, created_at timestamptz, top bigint, nq bigint)
+LANGUAGE sql STABLE
+AS $$
+    SELECT r.base_offset, r.created_at, r.top, r.top - r.base_offset + 1
+    FROM (
+        SELECT t.base_offset, t.created_at,
+               CASE WHEN t.created_at = p_cts AND p_pid = p_cpid THEN LEAST(t.end_offset, p_coff - 1)
+                    ELSE t.end_offset END AS top
+        FROM queen.log_txns t
+        WHERE t.partition_id = p_pid
+          AND t.base_offset <= p_below AND (p_incl OR t.base_offset < p_below)
+          AND t.created_at < p_to
+          AND (p_cts IS NULL OR t.created_at < p_cts
+               OR (t.created_at = p_cts AND (p_pid > p_cpid OR (p_pid = p_cpid AND t.base_offset < p_coff))))
+        ORDER BY t.base_offset DESC
+        LIMIT 1
+    ) r
+    WHERE r.created_at >= p_from
+$$;
+
 -- ---------------------------------------------------------------------------------------------------------------------
 -- GET /api/v1/messages
 -- ---------------------------------------------------------------------------------------------------------------------
@@ -132,8 +220,12 @@ $$;
 -- the page's last row when the page is full, else null. Bad from/to/cursor -> {"error": ...}.
 -- Work is bounded per candidate partition: at most (offset+limit) newest qualifying frames each, read newest-first
 -- off the log_txns PK (the status filter is applied per frame inside that scan, so the bound holds with it too), and
--- at most v_rows txns rows (see there).
--- Hash blobs are read only for the page's rows.
+-- at most v_rows txns rows (see there). An explicit "to" and a cursor become the offset where that scan starts
+-- (queen._msg_txn_upto), and the first row before "from" ends it, so rows outside the window are not walked; pages
+-- without a status filter walk rows and expand only those overlapping the page; status=dead_letter pages walk the
+-- partition's dead letters (newest offset first) instead of its rows.
+-- Hash blobs are read only for the page's rows. The body is built as json with the keys in jsonb's order and cast
+-- once: the same jsonb as building it as jsonb, without re-encoding every message object twice.
 CREATE OR REPLACE FUNCTION queen.list_messages(p_tenant uuid, p_filter jsonb)
 RETURNS jsonb
 LANGUAGE plpgsql STABLE
@@ -160,7 +252,8 @@ DECLARE
     v_hasq    boolean;
     v_bus     integer;
     v_mode    jsonb;
-    v_msgs    jsonb;
+    v_msgs    json;
+    v_to_set  boolean := NULLIF(btrim(v_page.f->>'to'), '') IS NOT NULL;
     v_n       integer;
     l_ts      timestamptz;
     l_pid     uuid;
@@ -203,15 +296,15 @@ BEGIN
                                               ELSE 'none' END);
 
     -- v_rows bounds the txns rows read per partition (a plpgsql value, so the plan sees the LIMIT). Every row the
-    -- row filters below let through yields at least one qualifying frame, except (a) a frame that is a dead letter
+    -- row filters below let through yields at least one qualifying frame (rows before "from" aside: they are the
+    -- tail of the scan and are dropped after it), except (a) a frame that is a dead letter
     -- (at most one per DLQ row of the candidate partitions) and (b) the one row that holds the cursor offset; so
-    -- offset + limit + DLQ rows + 1 rows hold the offset + limit newest qualifying frames. NULL = no bound
-    -- (dead_letter: any row may hold one); 0 for an unknown status (nothing matches it).
+    -- offset + limit + DLQ rows + 1 rows hold the offset + limit newest qualifying frames. 0 for an unknown status
+    -- (nothing matches it) and for dead_letter (read from log_dlq instead).
     v_rows := CASE WHEN v_status IS NULL THEN v_inner
                    WHEN v_status IN ('completed', 'processing', 'pending')
                        THEN v_inner + 1 + (SELECT count(*) FROM queen.log_dlq d WHERE d.partition_id = ANY (v_pids))
-                   WHEN v_status = 'dead_letter' THEN NULL
-                   ELSE 0 END;
+                   ELSE 0 END; -- dead_letter: the row scan does not run (the dead-letter walk below does)
 
     WITH cand AS MATERIALIZED (
         -- Per candidate partition: cursor aggregates. thr = the offset every relevant group has passed (named groups
@@ -219,7 +312,13 @@ BEGIN
         SELECT c.pid, a.named, a.min_named, a.qm_committed, COALESCE(a.any_live, false) AS any_live, a.qm_lease,
                CASE WHEN a.named > 0 THEN a.min_named ELSE a.qm_committed END AS thr,
                -- whether the partition has any dead letter: without one, no per-frame DLQ probe below
-               EXISTS (SELECT 1 FROM queen.log_dlq d0 WHERE d0.partition_id = c.pid) AS has_dlq
+               EXISTS (SELECT 1 FROM queen.log_dlq d0 WHERE d0.partition_id = c.pid) AS has_dlq,
+               -- the newest base_offset inside the window and at or before the cursor, from an explicit "to" and the
+               -- cursor (no bound otherwise: nothing is stamped after the default "to"). "from" needs no search: rows
+               -- are read newest first and created_at never grows backwards, so the first row before it ends a scan.
+               COALESCE(LEAST(CASE WHEN v_to_set THEN queen._msg_txn_upto(c.pid, v_to, false) END,
+                              CASE WHEN c_ts IS NOT NULL THEN queen._msg_txn_upto(c.pid, c_ts, true) END),
+                        9223372036854775807) AS hi
         FROM unnest(v_pids) AS c(pid)
         CROSS JOIN LATERAL (
             SELECT count(*) FILTER (WHERE c2.consumer_group <> '__QUEUE_MODE__') AS named,
@@ -244,7 +343,7 @@ BEGIN
                 SELECT t0.base_offset, t0.end_offset, t0.created_at
                 FROM queen.log_txns t0
                 WHERE t0.partition_id = c.pid
-                  AND t0.created_at >= v_from AND t0.created_at < v_to
+                  AND t0.base_offset <= c.hi AND t0.created_at < v_to
                   AND (c_ts IS NULL OR t0.created_at < c_ts
                        OR (t0.created_at = c_ts AND (c.pid > c_pid OR (c.pid = c_pid AND t0.base_offset < c_off))))
                   AND (v_status IS DISTINCT FROM 'completed' OR t0.base_offset <= c.thr)
@@ -254,7 +353,10 @@ BEGIN
                 LIMIT v_rows
             ) t
             CROSS JOIN LATERAL generate_series(0, (t.end_offset - t.base_offset)::integer) AS g(i)
-            WHERE (c_ts IS NULL OR t.created_at < c_ts
+            -- "from" after the LIMIT: the rows before it are the tail of that newest-first scan (created_at never
+            -- grows backwards), so the rows inside the window are the same, and the scan stops at v_rows rows
+            WHERE t.created_at >= v_from
+              AND (c_ts IS NULL OR t.created_at < c_ts
                    OR (t.created_at = c_ts AND (c.pid > c_pid OR (c.pid = c_pid AND t.base_offset + g.i < c_off))))
               AND (v_status IS NULL OR CASE v_status
                     WHEN 'dead_letter' THEN
@@ -272,14 +374,72 @@ BEGIN
             ORDER BY t.base_offset DESC, g.i DESC
             LIMIT v_inner
         ) x
-        WHERE v_status IS NULL OR v_status IN ('dead_letter', 'completed')
+        WHERE v_status = 'completed'
            OR (v_status = 'processing' AND c.any_live) OR (v_status = 'pending' AND NOT c.any_live)
+        UNION ALL
+        -- status=dead_letter: the newest distinct dead-letter offsets of each partition (log_dlq's (partition_id,
+        -- offset) index, newest first), each resolved to its covering txns row, filtered as above: at most
+        -- v_inner = offset + limit each; the rows read are the dead letters' own (at most the partition's DLQ rows).
+        SELECT c.pid, c.named, c.thr, c.any_live, c.qm_lease, x.base_offset, x.created_at, x.off
+        FROM cand c
+        CROSS JOIN LATERAL (
+            SELECT t.base_offset, t.created_at, d.off
+            FROM (
+                SELECT DISTINCT d0."offset" AS off
+                FROM queen.log_dlq d0
+                WHERE d0.partition_id = c.pid
+                ORDER BY d0."offset" DESC
+            ) d
+            CROSS JOIN LATERAL (
+                SELECT t1.base_offset, t1.end_offset, t1.created_at
+                FROM queen.log_txns t1
+                WHERE t1.partition_id = c.pid AND t1.base_offset <= d.off
+                ORDER BY t1.base_offset DESC
+                LIMIT 1
+            ) t
+            WHERE t.end_offset >= d.off AND t.base_offset <= c.hi
+              AND t.created_at >= v_from AND t.created_at < v_to
+              AND (c_ts IS NULL OR t.created_at < c_ts
+                   OR (t.created_at = c_ts AND (c.pid > c_pid OR (c.pid = c_pid AND d.off < c_off))))
+            ORDER BY d.off DESC
+            LIMIT v_inner
+        ) x
+        WHERE v_status = 'dead_letter' AND c.has_dlq
+    ),
+    rw AS MATERIALIZED (
+        -- No status filter: rows, not frames. Each partition's rows newest first, one primary-key probe each, until
+        -- they hold offset + limit frames (cum); a row's frames after the cursor are the nq offsets ending at top.
+        WITH RECURSIVE w AS (
+            SELECT c.pid, r.base_offset, r.created_at, r.top, r.nq, r.nq AS cum
+            FROM cand c
+            CROSS JOIN LATERAL queen._msg_txn_step(c.pid, c.hi, true, v_from, v_to, c_ts, c_pid, c_off) r
+            WHERE v_status IS NULL
+            UNION ALL
+            SELECT w.pid, r.base_offset, r.created_at, r.top, r.nq, w.cum + r.nq
+            FROM w
+            CROSS JOIN LATERAL queen._msg_txn_step(w.pid, w.base_offset, false, v_from, v_to, c_ts, c_pid, c_off) r
+            WHERE w.cum < v_inner
+        )
+        -- k = the frames a row keeps (its partition's offset + limit newest), start = the position of its top frame
+        -- in the listing order (created_at DESC, partition_id, offset DESC: a row's frames are contiguous in it)
+        SELECT w.pid, w.base_offset, w.created_at, w.top, x.k,
+               (sum(x.k) OVER (ORDER BY w.created_at DESC, w.pid, w.base_offset DESC) - x.k)::bigint AS start
+        FROM w
+        CROSS JOIN LATERAL (SELECT LEAST(w.nq, v_inner - (w.cum - w.nq)) AS k) x
     ),
     page AS (
-        SELECT fr.*
-        FROM fr
-        ORDER BY fr.created_at DESC, fr.pid, fr.off DESC
-        LIMIT v_limit OFFSET v_offset
+        (SELECT fr.*
+         FROM fr
+         ORDER BY fr.created_at DESC, fr.pid, fr.off DESC
+         LIMIT v_limit OFFSET v_offset)
+        UNION ALL
+        -- no status filter: only the rows overlapping [offset, offset + limit) are expanded to frames
+        SELECT c.pid, c.named, c.thr, c.any_live, c.qm_lease, r.base_offset, r.created_at, r.top - g.i
+        FROM rw r
+        JOIN cand c ON c.pid = r.pid
+        CROSS JOIN LATERAL generate_series(GREATEST(v_offset - r.start, 0),
+                                           LEAST(r.k, v_offset + v_limit - r.start) - 1) AS g(i)
+        WHERE r.start < v_offset + v_limit AND r.start + r.k > v_offset
     ),
     items AS (
         SELECT pg.created_at, pg.pid, pg.off, st.s, seg.seq, pg.qm_lease, pg.named,
@@ -304,40 +464,43 @@ BEGIN
         ) st
         CROSS JOIN LATERAL (
             SELECT COALESCE((SELECT s.base_offset FROM queen.log_segment_at(pg.pid, pg.off) s), pg.base_offset) AS seq
+            OFFSET 0 -- one segment probe per row (seq is read twice below)
         ) seg
     )
-    SELECT COALESCE(jsonb_agg(jsonb_build_object(
+    -- json keys in jsonb's order (by length, then bytes): the cast below yields the same jsonb either way. One sort
+    -- order for every aggregate (one sort), and the page's last row is the last element.
+    SELECT COALESCE(json_agg(json_build_object(
                'id', NULL,
-               'transactionId', NULL,
-               'txnHash', encode(i.h, 'hex'),
-               'partitionId', i.pid,
-               'queuePath', i.qname || '/' || i.pname,
-               'queue', i.qname,
-               'partition', i.pname,
-               'namespace', i.ns,
                'task', i.task,
+               'queue', i.qname,
                'status', i.s,
-               'queueStatus', i.s,
-               'busStatus', jsonb_build_object('consumedBy', i.consumed_by, 'totalGroups', i.named),
+               'segment', json_build_object('seq', i.seq, 'frameIdx', i.off - i.seq),
                'traceId', NULL,
-               'producerSub', NULL,
-               'queuePriority', i.priority,
-               'payloadAvailable', false,
-               'segment', jsonb_build_object('seq', i.seq, 'frameIdx', i.off - i.seq),
+               'txnHash', encode(i.h, 'hex'),
+               'busStatus', json_build_object('consumedBy', i.consumed_by, 'totalGroups', i.named),
                'createdAt', queen._msg_ts(i.created_at),
-               'leaseExpiresAt', queen._msg_ts(i.qm_lease))
-             ORDER BY i.created_at DESC, i.pid, i.off DESC), '[]'::jsonb),
+               'namespace', i.ns,
+               'partition', i.pname,
+               'queuePath', i.qname || '/' || i.pname,
+               'partitionId', i.pid,
+               'producerSub', NULL,
+               'queueStatus', i.s,
+               'queuePriority', i.priority,
+               'transactionId', NULL,
+               'leaseExpiresAt', queen._msg_ts(i.qm_lease),
+               'payloadAvailable', false)
+             ORDER BY i.created_at DESC, i.pid, i.off DESC), '[]'::json),
            count(*),
-           (array_agg(i.created_at ORDER BY i.created_at, i.pid DESC, i.off))[1],
-           (array_agg(i.pid ORDER BY i.created_at, i.pid DESC, i.off))[1],
-           (array_agg(i.off ORDER BY i.created_at, i.pid DESC, i.off))[1]
+           (array_agg(i.created_at ORDER BY i.created_at DESC, i.pid, i.off DESC))[count(*)],
+           (array_agg(i.pid ORDER BY i.created_at DESC, i.pid, i.off DESC))[count(*)],
+           (array_agg(i.off ORDER BY i.created_at DESC, i.pid, i.off DESC))[count(*)]
     INTO v_msgs, v_n, l_ts, l_pid, l_off
     FROM items i;
 
-    RETURN jsonb_build_object(
-        'messages', v_msgs,
+    RETURN json_build_object(
         'mode', v_mode,
-        'nextCursor', CASE WHEN v_n = v_limit THEN queen._msg_cursor_encode(1, l_ts, l_pid, l_off) END);
+        'messages', v_msgs,
+        'nextCursor', CASE WHEN v_n = v_limit THEN queen._msg_cursor_encode(1, l_ts, l_pid, l_off) END)::jsonb;
 END;
 $$;
 
