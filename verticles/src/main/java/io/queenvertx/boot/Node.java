@@ -215,7 +215,8 @@ public final class Node implements AutoCloseable {
         .setMetricsOptions(new io.vertx.micrometer.MicrometerMetricsOptions().setEnabled(true)
             .setJvmMetricsEnabled(true)
             .setPrometheusOptions(new io.vertx.micrometer.VertxPrometheusOptions().setEnabled(true)));
-    var factory = new io.vertx.micrometer.MicrometerMetricsFactory(metrics.registry());
+    // vertx-micrometer's metrics, with the HTTP request meters resolved once instead of per request (same series)
+    var factory = new io.queenvertx.http.RequestMetersFactory(metrics.registry());
     var cluster = config.cluster();
     if (!cluster.enabled()) return Vertx.builder().with(options).withMetrics(factory).build();
     options.getEventBusOptions().setHost(cluster.networkInterface().isEmpty() ? "127.0.0.1" : cluster.networkInterface());

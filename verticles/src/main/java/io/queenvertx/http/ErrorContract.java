@@ -17,6 +17,9 @@ import org.slf4j.LoggerFactory;
 public final class ErrorContract {
   private static final Logger log = LoggerFactory.getLogger(ErrorContract.class);
   static final String JSON = "application/json";
+  /** Header name and value as pre-encoded ASCII: every JSON response carries them, and Netty copies them as bytes. */
+  private static final CharSequence CONTENT_TYPE = io.vertx.core.http.HttpHeaders.CONTENT_TYPE;
+  private static final CharSequence JSON_TYPE = io.vertx.core.http.HttpHeaders.createOptimized(JSON);
   private static final Buffer NO_SUCH_ROUTE =
       new JsonObject().put("error", "Not Found").put("code", "no_such_route").toBuffer();
   private static final String TOO_LARGE = "Failed to buffer the request body: length limit exceeded";
@@ -32,7 +35,7 @@ public final class ErrorContract {
       resp.setStatusCode(204).end();
       return;
     }
-    resp.setStatusCode(status).putHeader("content-type", JSON).end(json);
+    resp.setStatusCode(status).putHeader(CONTENT_TYPE, JSON_TYPE).end(json);
   }
 
   public static void send(RoutingContext ctx, int status, Object body) {

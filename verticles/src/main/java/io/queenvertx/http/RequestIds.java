@@ -12,6 +12,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class RequestIds {
   static final String HEADER = "X-Request-Id";
+  /** {@link #HEADER} pre-encoded for the response (set on every one). */
+  private static final CharSequence HEADER_NAME = io.vertx.core.http.HttpHeaders.createOptimized(HEADER);
   static final String KEY = "queen.requestId";
   private static final Logger access = LoggerFactory.getLogger("queen.access");
 
@@ -21,7 +23,7 @@ public final class RequestIds {
     String id = ctx.request().getHeader(HEADER);
     if (id == null || id.isBlank() || id.length() > 128 || !printable(id)) id = "req_" + UuidV7.next();
     ctx.put(KEY, id);
-    ctx.response().putHeader(HEADER, id);
+    ctx.response().putHeader(HEADER_NAME, id);
     long start = System.nanoTime();
     String rid = id;
     ctx.addEndHandler(v -> {
