@@ -215,7 +215,7 @@ public final class Node implements AutoCloseable {
         .setMetricsOptions(new io.vertx.micrometer.MicrometerMetricsOptions().setEnabled(true)
             .setJvmMetricsEnabled(true)
             .setPrometheusOptions(new io.vertx.micrometer.VertxPrometheusOptions().setEnabled(true)));
-    // vertx-micrometer's metrics, with the HTTP request meters resolved once instead of per request (same series)
+    // vertx-micrometer's metrics, with the HTTP request and event-bus message meters resolved once (same series)
     var factory = new io.queenvertx.http.RequestMetersFactory(metrics.registry());
     var cluster = config.cluster();
     if (!cluster.enabled()) return Vertx.builder().with(options).withMetrics(factory).build();

@@ -1,6 +1,7 @@
 package io.queenvertx.http;
 
 import io.micrometer.core.instrument.MeterRegistry;
+import io.queenvertx.metrics.EventBusMeters;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.core.datagram.DatagramSocketOptions;
@@ -31,7 +32,8 @@ import java.util.Set;
 /**
  * vertx-micrometer's metrics, except that HTTP server requests are counted by {@link RequestMeters} (meters resolved
  * once, not per request) whenever that gives the same series: labels {@code method} and {@code code} on, no path,
- * route, local or remote label, no custom request tags. Every other metric is vertx-micrometer's own.
+ * route, local or remote label, no custom request tags; the event bus's per-message meters likewise by
+ * {@link EventBusMeters}. Every other metric is vertx-micrometer's own.
  */
 public final class RequestMetersFactory implements VertxMetricsFactory {
   private static final Set<Label> PER_REQUEST_LABELS = EnumSet.of(Label.HTTP_PATH, Label.HTTP_ROUTE, Label.LOCAL,
@@ -72,17 +74,21 @@ public final class RequestMetersFactory implements VertxMetricsFactory {
     if (!same || !(vertx instanceof MicrometerMetrics used)) return vertx;
     var meters = new RequestMeters.Meters(used.registry(),
         o.getMetricsNaming().withBaseName("vertx." + MetricsDomain.HTTP_SERVER.toCategory() + "."));
-    return new Delegating(vertx, meters);
+    return new Delegating(vertx, meters, used.registry(), o);
   }
 
   /** vertx-micrometer's {@link VertxMetrics} with the HTTP server's request half replaced. */
   private static final class Delegating implements VertxMetrics {
     private final VertxMetrics d;
     private final RequestMeters.Meters meters;
+    private final MeterRegistry registry;
+    private final MicrometerMetricsOptions options;
 
-    Delegating(VertxMetrics d, RequestMeters.Meters meters) {
+    Delegating(VertxMetrics d, RequestMeters.Meters meters, MeterRegistry registry, MicrometerMetricsOptions options) {
       this.d = d;
       this.meters = meters;
+      this.registry = registry;
+      this.options = options;
     }
 
     @Override
@@ -94,7 +100,8 @@ public final class RequestMetersFactory implements VertxMetricsFactory {
 
     @Override
     public EventBusMetrics<?> createEventBusMetrics() {
-      return d.createEventBusMetrics();
+      // null when the event-bus category is disabled
+      return EventBusMeters.of(d.createEventBusMetrics(), registry, options.getMetricsNaming(), options.getLabels());
     }
 
     @Override

@@ -46,6 +46,8 @@ final class PushEncryption {
    * future never fails.
    */
   Future<Map<String, Boolean>> flagsFor(UUID tenant, List<PushItem> items) {
+    String only = singleQueue(items);
+    if (only != null) return flagOf(tenant, only);
     Set<String> queues = new HashSet<>();
     for (PushItem i : items) queues.add(i.queue());
     List<String> names = new ArrayList<>(queues);
@@ -63,6 +65,25 @@ final class PushEncryption {
         else log.warn("encryption flag lookup for queue {} failed: {}", names.get(i), checks.get(i).cause().toString());
       }
       return Future.succeededFuture(flags);
+    });
+  }
+
+  /** The one queue every item names, or null when the items name several (or none). */
+  private static String singleQueue(List<PushItem> items) {
+    if (items.isEmpty()) return null;
+    String q = items.get(0).queue();
+    if (q == null) return null;
+    for (int i = 1; i < items.size(); i++) if (!q.equals(items.get(i).queue())) return null;
+    return q;
+  }
+
+  /** {@link #flagsFor} for a request naming one queue: the same map, without the set, list and join it builds. */
+  private Future<Map<String, Boolean>> flagOf(UUID tenant, String queue) {
+    if (cipher.isEmpty()) return Future.succeededFuture(Map.of(queue, false));
+    return settings.encryptionEnabled(tenant, queue).transform(ar -> {
+      if (ar.succeeded()) return Future.succeededFuture(Map.of(queue, Boolean.TRUE.equals(ar.result())));
+      log.warn("encryption flag lookup for queue {} failed: {}", queue, ar.cause().toString());
+      return Future.succeededFuture(Map.of());
     });
   }
 

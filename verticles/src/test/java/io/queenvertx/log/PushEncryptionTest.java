@@ -65,6 +65,16 @@ class PushEncryptionTest {
   }
 
   @Test
+  void withoutAKeyARequestNamingOneQueueMapsThatQueueToPlain() {
+    var items = List.of(new PushItem("a", "p", null, JSON), new PushItem("a", "q", null, JSON));
+    var flags = withoutKey().flagsFor(TENANT, items);
+    assertThat(flags.succeeded()).isTrue();
+    assertThat(flags.result()).isEqualTo(Map.of("a", false));
+    assertThat(withoutKey().flagsFor(TENANT, List.of(new PushItem("b", "p", null, JSON))).result())
+        .isEqualTo(Map.of("b", false));
+  }
+
+  @Test
   void aQcryptRetryOfAnAllEncryptedBundleLooksNothingUpAndRequeuesItsSlotsAsTheyWere() {
     var req = new Request(new PushCommand(TENANT, null, List.of(new PushItem("secret", "p", "t", JSON))), o -> { },
         false);
