@@ -2,8 +2,10 @@
 -- Pop (ENGINE §4) and lease renewal.
 -- A repeatable migration: the rules for editing it are at the top of R__10_common.sql.
 --
---   log_pop           the broker's pop (ConsumerVerticle): claims partitions, returns the slices to deliver
---   _log_pop_candidates  the partitions a group could be handed now (inlined into log_pop's candidate queries)
+--   log_pop_many      the broker's pop (ConsumerVerticle, PopFusion): claims partitions for one or more fused
+--                     pops, returns the slices to deliver
+--   log_pop           one pop (log_pop_many with one worker)
+--   _log_pop_candidates  the partitions a group could be handed now (inlined into log_pop_many's queries)
 --   _log_pop_claim    claims one (partition, group) and computes its slices
 --   _log_cursor_start    where a new cursor starts under a subscription mode (also consumer_group_seek's)
 --   log_renew_lease   extends a worker's live leases
@@ -14,21 +16,21 @@
 --     that stops there. Without that LIMIT the planner plans the whole query: with statistics that know a deep
 --     partition it chose a bitmap scan of every segment past the cursor plus a sort, so a pop of 100 messages from a
 --     backlog of 10,000 segments read 10,000 rows.
---   * log_pop fetches the claimed slices' blobs with a LATERAL ... LIMIT 1 probe per slice. A join of the slice
+--   * log_pop_many fetches the claimed slices' blobs with a LATERAL ... LIMIT 1 probe per slice. A join of the slice
 --     arrays to log_segments, with statistics that expect about one segment for the partition (one created or grown
 --     since the last ANALYZE, or one of many small ones), read every segment of the partition once, materialised
 --     them and filtered base_offset in the join.
 --
--- Generic plans. log_pop carries SET plan_cache_mode = force_generic_plan, which holds for every statement it runs,
--- _log_pop_claim's included. Left to choose, the plan cache kept custom plans for most statements (their parameters
--- are arrays, uuids and timestamps whose custom estimates look cheaper) and re-planned them on every pop: about a
--- fifth of PostgreSQL's CPU in a batch-1 pop+ack loop (perf: GetCachedPlan -> standard_planner). Every statement here
--- is a key probe, a LATERAL ... LIMIT 1 probe or an ordered (partition_id, base_offset) range with a LIMIT, so the
--- generic plan is the same plan (PopCostIT measures the backlog walk with it and checks the setting). The SET clause
--- restores only plan_cache_mode at exit; the synchronous_commit set below is not a SET clause and still lasts until
--- the transaction ends.
+-- Generic plans. log_pop_many carries SET plan_cache_mode = force_generic_plan, which holds for every statement it
+-- runs, _log_pop_claim's included. Left to choose, the plan cache kept custom plans for most statements (their
+-- parameters are arrays, uuids and timestamps whose custom estimates look cheaper) and re-planned them on every pop:
+-- about a fifth of PostgreSQL's CPU in a batch-1 pop+ack loop (perf: GetCachedPlan -> standard_planner). Every
+-- statement here is a key probe, a LATERAL ... LIMIT 1 probe or an ordered (partition_id, base_offset) range with a
+-- LIMIT, so the generic plan is the same plan (PopCostIT measures the backlog walk with it and checks the setting). The
+-- SET clause restores only plan_cache_mode at exit; the synchronous_commit set below is not a SET clause and still
+-- lasts until the transaction ends.
 --
--- Pops commit without waiting for the WAL flush: log_pop sets synchronous_commit off for the calling transaction
+-- Pops commit without waiting for the WAL flush: log_pop_many sets synchronous_commit off for the calling transaction
 -- (set_config(..., true) outside any function SET clause lasts until the transaction ends). A pop writes only a lease
 -- (or, with autoAck, a cursor advance). If the database crashes before that commit reaches disk, the lease or the
 -- advance is lost and the messages are delivered again: the at-least-once delivery every pop already has when a
@@ -40,8 +42,8 @@
 -- Where a new cursor of a group starts (the committed offset: the group receives everything after it) under the
 -- subscription mode p_mode: 'new' -> the partition's last offset (only what is pushed from now on); 'timestamp' -> just
 -- before the first retained segment created at or after p_ts, else the last offset (a NULL p_ts finds no segment);
--- anything else ('all') -> just before the retained start. Used when a pop seeds cursors (log_pop's first contact of a
--- (queue, group), _log_pop_claim's missing row) and by consumer_group_seek (R__72). Never on the steady pop path.
+-- anything else ('all') -> just before the retained start. Used when a pop seeds cursors (log_pop_many's first contact
+-- of a (queue, group), _log_pop_claim's missing row) and by consumer_group_seek (R__72). Never on the steady pop path.
 CREATE OR REPLACE FUNCTION queen._log_cursor_start(p_pid uuid, p_log_start bigint, p_last bigint, p_mode text,
                                                    p_ts timestamptz)
 RETURNS bigint
@@ -57,10 +59,11 @@ AS $$
 $$;
 
 -- The partitions of a queue a group could be handed now: something past the group's cursor (or no cursor yet) and no
--- live lease of the group. The cursor probe is a LATERAL ... LIMIT 1 (not pulled up) so it stays a per-row PK lookup and
--- the planner cannot turn it into a merge/hash join over every cursor of the group. Plain SQL, STABLE, no SET clause,
--- no ORDER BY or LIMIT: log_pop's candidate queries inline it and pull it up, so their own filters (id range from the
--- pivot, last_write_at floor), order and LIMIT apply to the partition scan itself, as if the query were written out.
+-- live lease of the group. The cursor probe is a LATERAL ... LIMIT 1 (not pulled up) so it stays a per-row PK lookup
+-- and the planner cannot turn it into a merge/hash join over every cursor of the group. Plain SQL, STABLE, no SET
+-- clause, no ORDER BY or LIMIT: log_pop_many's candidate queries inline it and pull it up, so their own filters (id
+-- range from the pivot, last_write_at floor), order and LIMIT apply to the partition scan itself, as if the query were
+-- written out.
 CREATE OR REPLACE FUNCTION queen._log_pop_candidates(p_queue uuid, p_group text, p_now timestamptz)
 RETURNS TABLE (id uuid, name text, last_write_at timestamptz)
 LANGUAGE sql STABLE
@@ -77,12 +80,18 @@ AS $$
       AND (c.worker_id IS NULL OR c.lease_expires_at IS NULL OR c.lease_expires_at < p_now)
 $$;
 
--- Pop (ENGINE §4.2-§4.3). One row per delivered segment slice; partitions in claim order, slices in offset order.
+-- Pop (ENGINE §4.2-§4.3) for one or more pops with the same arguments but their own worker (lease id):
+-- p_workers[i] is pop i's. The pops run one after the other, as if each were its own transaction in that order (the
+-- broker fuses concurrent pops of one (queue, group, options) into one call: consumer/PopFusion): pop i takes the
+-- candidates pop i-1 left, with its own budget and p_max_partitions cap, and the queue, the group's registration and
+-- the candidate scan are looked up once for all of them. One row per delivered segment slice, with pop_idx = i; pops
+-- in order, partitions in claim order, slices in offset order. A pop that gets nothing has no row.
 --   p_queue NULL        -> discovery across the tenant's queues by p_namespace / p_task (non-null ones must match).
 --   p_partition NULL    -> any partition of the queue (random candidates, shared budget, p_max_partitions cap).
 --   p_group NULL or ''  -> '__QUEUE_MODE__'.
+--   p_workers NULL      -> one pop with no worker.
 -- Commits asynchronously (see the header).
-CREATE OR REPLACE FUNCTION queen.log_pop(
+CREATE OR REPLACE FUNCTION queen.log_pop_many(
     p_tenant         uuid,
     p_queue          text,
     p_partition      text,
@@ -90,13 +99,14 @@ CREATE OR REPLACE FUNCTION queen.log_pop(
     p_budget         integer,
     p_max_partitions integer,
     p_lease_s        integer,
-    p_worker         text,
+    p_workers        text[],
     p_auto_ack       boolean,
     p_sub_mode       text,
     p_sub_from       timestamptz,
     p_namespace      text DEFAULT NULL,
     p_task           text DEFAULT NULL
 ) RETURNS TABLE (
+    pop_idx          integer,
     partition_id     uuid,
     partition_name   text,
     queue_name       text,
@@ -117,7 +127,10 @@ DECLARE
     v_tenant    uuid := COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001');
     v_group     text := COALESCE(NULLIF(p_group, ''), '__QUEUE_MODE__');
     v_now       timestamptz := clock_timestamp();
+    v_budget    integer := GREATEST(COALESCE(p_budget, 1), 1);
     v_remaining integer := GREATEST(COALESCE(p_budget, 1), 1);
+    v_pops      integer := GREATEST(COALESCE(cardinality(p_workers), 1), 1);
+    v_i         integer := 1;                     -- the pop being served; past v_pops once all are served
     v_maxp      integer;
     v_cap       integer;
     v_claimed   integer := 0;
@@ -299,12 +312,12 @@ BEGIN
                 EXIT WHEN NOT FOUND;
 
                 SELECT * INTO v_r FROM queen._log_pop_claim(
-                    v_pid, v_group, v_remaining, v_lease, p_worker, COALESCE(p_auto_ack, false),
+                    v_pid, v_group, v_remaining, v_lease, p_workers[v_i], COALESCE(p_auto_ack, false),
                     v_seed_mode, v_seed_ts, v_q.delayed_processing, v_q.window_buffer, v_now);
 
                 IF v_r.o_taken > 0 THEN
                     RETURN QUERY
-                        SELECT v_pid, v_pname, v_q.name, v_r.o_attempt, v_r.o_expires,
+                        SELECT v_i, v_pid, v_pname, v_q.name, v_r.o_attempt, v_r.o_expires,
                                s.base_offset, u.st, u.tk, u.cnt, s.created_at, s.blob
                         FROM unnest(v_r.o_bases, v_r.o_starts, v_r.o_takes, v_r.o_counts)
                              WITH ORDINALITY AS u(b, st, tk, cnt, ord)
@@ -317,7 +330,12 @@ BEGIN
                     v_remaining := v_remaining - v_r.o_taken;
                     v_claimed := v_claimed + 1;
                     v_q_claimed := v_q_claimed + 1;
-                    EXIT WHEN v_remaining <= 0 OR v_claimed >= v_maxp;
+                    IF v_remaining <= 0 OR v_claimed >= v_maxp THEN
+                        v_i := v_i + 1;                   -- this pop is served: the next one takes what is left
+                        v_remaining := v_budget;
+                        v_claimed := 0;
+                        EXIT WHEN v_i > v_pops;
+                    END IF;
                 END IF;
             END LOOP;
             CLOSE v_cur;
@@ -342,7 +360,7 @@ BEGIN
                     updated_at = v_now;
             END IF;
 
-            EXIT WHEN v_remaining <= 0 OR v_claimed >= v_maxp;
+            EXIT WHEN v_i > v_pops;
         END LOOP;
         EXIT WHEN v_seen OR p_queue IS NULL OR v_pass = 2;
         INSERT INTO queen.queues (tenant_id, name, namespace, task)
@@ -350,6 +368,42 @@ BEGIN
         ON CONFLICT (tenant_id, name) DO NOTHING;
     END LOOP;
 END;
+$$;
+
+-- One pop: log_pop_many with a single worker (the SQL tests and tools call it; the broker calls log_pop_many).
+CREATE OR REPLACE FUNCTION queen.log_pop(
+    p_tenant         uuid,
+    p_queue          text,
+    p_partition      text,
+    p_group          text,
+    p_budget         integer,
+    p_max_partitions integer,
+    p_lease_s        integer,
+    p_worker         text,
+    p_auto_ack       boolean,
+    p_sub_mode       text,
+    p_sub_from       timestamptz,
+    p_namespace      text DEFAULT NULL,
+    p_task           text DEFAULT NULL
+) RETURNS TABLE (
+    partition_id     uuid,
+    partition_name   text,
+    queue_name       text,
+    delivery_attempt integer,
+    lease_expires_at timestamptz,
+    base_offset      bigint,
+    start_idx        integer,
+    take             integer,
+    msg_count        integer,
+    created_at       timestamptz,
+    blob             bytea
+)
+LANGUAGE sql
+AS $$
+    SELECT m.partition_id, m.partition_name, m.queue_name, m.delivery_attempt, m.lease_expires_at, m.base_offset,
+           m.start_idx, m.take, m.msg_count, m.created_at, m.blob
+    FROM queen.log_pop_many(p_tenant, p_queue, p_partition, p_group, p_budget, p_max_partitions, p_lease_s,
+                            ARRAY[p_worker], p_auto_ack, p_sub_mode, p_sub_from, p_namespace, p_task) m
 $$;
 
 -- Claim one (partition, group) and compute the slices to deliver (ENGINE §4.2 steps 2-9). Never blocks: the cursor row

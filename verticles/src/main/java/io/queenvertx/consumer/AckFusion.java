@@ -1,8 +1,6 @@
 package io.queenvertx.consumer;
 
-import io.vertx.core.Context;
 import io.vertx.core.Future;
-import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonObject;
@@ -38,15 +36,13 @@ final class AckFusion implements Shareable {
 
   /** One {@code log_ack} call and where its verdict goes. */
   private record Call(UUID tenant, UUID pid, String group, String worker, Buffer[] hashes, String[] statuses,
-                      Context context, Promise<JsonObject> verdict) {
+                      Handback<JsonObject> verdict) {
     void complete(JsonObject v) {
-      if (context == null || context == Vertx.currentContext()) verdict.complete(v);
-      else context.runOnContext(x -> verdict.complete(v));
+      verdict.complete(v);
     }
 
     void fail(Throwable e) {
-      if (context == null || context == Vertx.currentContext()) verdict.fail(e);
-      else context.runOnContext(x -> verdict.fail(e));
+      verdict.fail(e);
     }
   }
 
@@ -71,12 +67,12 @@ final class AckFusion implements Shareable {
 
   /** The {@code log_ack} verdict for one (partition, group, lease) group; fails with the database error. */
   Future<JsonObject> submit(UUID tenant, UUID pid, String group, String worker, Buffer[] hashes, String[] statuses) {
-    Promise<JsonObject> p = Promise.promise();
+    Handback<JsonObject> verdict = Handback.here();
     synchronized (this) {
-      queue.add(new Call(tenant, pid, group, worker, hashes, statuses, Vertx.currentContext(), p));
+      queue.add(new Call(tenant, pid, group, worker, hashes, statuses, verdict));
     }
     pump();
-    return p.future();
+    return verdict.promise().future();
   }
 
   /** Statements sent so far, and calls that went in a statement with others (tests and diagnostics). */

@@ -34,8 +34,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class ConsumerVerticle extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(ConsumerVerticle.class);
-  private static final String POP_SQL =
-      "SELECT * FROM queen.log_pop($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)";
   static final long DECODE_TIMEOUT_MS = 30_000;
 
   /** One parked long poll. */
@@ -63,6 +61,7 @@ public final class ConsumerVerticle extends VerticleBase {
   private final FrameDecoder decoder;
   private final LongPollGates<Waiter> gates = new LongPollGates<>();
   private Acks acks;
+  private PopFusion pops;
   private long reportedParked;
 
   public ConsumerVerticle(NodeContext node, FrameDecoder decoder) {
@@ -73,6 +72,7 @@ public final class ConsumerVerticle extends VerticleBase {
   @Override
   public Future<?> start() {
     acks = new Acks(node, vertx);
+    pops = PopFusion.of(vertx, node.pool());
     var bus = vertx.eventBus();
     bus.<JsonObject>consumer(Addresses.LANDED, m -> onLanded(m.body()));
     node.metrics().stats.parkedSource(context, gates::sizes);
@@ -176,29 +176,13 @@ public final class ConsumerVerticle extends VerticleBase {
     }
   }
 
-  /** One claim through SQL; the body of a 200, or null when nothing was delivered (a 204). */
+  /** One claim through SQL (fused with concurrent pops of the same kind); the body of a 200, or null for a 204. */
   private Future<Buffer> popOnce(PopCommand c, String worker) {
-    Tuple args = Tuple.tuple()
-        .addUUID(c.tenant())
-        .addString(c.queue())
-        .addString(c.partition())
-        .addString(c.consumerGroup())
-        .addInteger(Math.max(1, c.batch()))
-        .addInteger(c.partitions())
-        .addInteger(c.leaseSeconds())
-        .addString(worker)
-        .addBoolean(c.autoAck())
-        .addString(c.subscriptionMode())
-        .addOffsetDateTime(c.subscriptionFrom())
-        .addString(c.namespace())
-        .addString(c.task());
-    return node.pool().preparedQuery(POP_SQL).execute(args).compose(rows -> {
-      if (rows.size() == 0) return Future.succeededFuture(null);
-      List<Row> slices = new ArrayList<>(rows.size());
-      List<DecodeRequest> requests = new ArrayList<>(rows.size());
+    return pops.submit(c, worker).compose(slices -> {
+      if (slices.isEmpty()) return Future.succeededFuture(null);
+      List<DecodeRequest> requests = new ArrayList<>(slices.size());
       long blobBytes = 0;
-      for (Row r : rows) {
-        slices.add(r);
+      for (Row r : slices) {
         byte[] blob = r.getBuffer("blob").getBytes();
         blobBytes += blob.length;
         requests.add(new DecodeRequest(r.getUUID("partition_id"), r.getLong("base_offset"), blob,

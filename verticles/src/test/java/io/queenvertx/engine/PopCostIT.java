@@ -24,7 +24,7 @@ class PopCostIT {
   @Test
   void theHotPathFunctionsPlanOnceWithGenericPlans() {
     try (TestNode node = TestNode.start()) {
-      for (String fn : new String[] {"log_push_multi", "_log_push_into", "_log_check_encryption", "log_pop",
+      for (String fn : new String[] {"log_push_multi", "_log_push_into", "_log_check_encryption", "log_pop_many",
           "log_ack", "log_ack_many"}) {
         String cfg = TestDatabase.queryString(Wire.db(), "SELECT array_to_string(p.proconfig, ',') FROM pg_proc p "
             + "JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'queen' AND p.proname = '" + fn + "'");
