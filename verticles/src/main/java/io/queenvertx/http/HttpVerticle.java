@@ -32,10 +32,6 @@ public final class HttpVerticle extends VerticleBase {
         .setHost(node.config().http().bindAddress())
         .setTcpNoDelay(true)
         .setCompressionSupported(false)
-        // No WebSocket is served: without compression extensions Netty adds no WebSocket extension handler, which
-        // otherwise inspects every request and response of every connection for an upgrade.
-        .setPerMessageWebSocketCompressionSupported(false)
-        .setPerFrameWebSocketCompressionSupported(false)
         // Queen speaks HTTP/1.1 only; an h2c connection would also bypass the per-request header deadline.
         .setHttp2ClearTextEnabled(false)
         // Vert.x's own idle timeout counts socket silence and would cut a parked long poll: ConnectionLimits keeps
