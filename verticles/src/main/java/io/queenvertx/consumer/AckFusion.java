@@ -36,15 +36,7 @@ final class AckFusion implements Shareable {
 
   /** One {@code log_ack} call and where its verdict goes. */
   private record Call(UUID tenant, UUID pid, String group, String worker, Buffer[] hashes, String[] statuses,
-                      Handback<JsonObject> verdict) {
-    void complete(JsonObject v) {
-      verdict.complete(v);
-    }
-
-    void fail(Throwable e) {
-      verdict.fail(e);
-    }
-  }
+                      Handback<JsonObject> verdict) {}
 
   /** The node's fusion: one per pool, kept in the node's Vert.x local shared data (gone when Vert.x closes). */
   static AckFusion of(Vertx vertx, Pool pool) {
@@ -112,11 +104,11 @@ final class AckFusion implements Shareable {
     return pool.preparedQuery(ONE_SQL)
         .execute(Tuple.of(c.tenant(), c.pid(), c.group(), c.worker(), c.hashes(), c.statuses()))
         .map(rows -> {
-          c.complete((JsonObject) rows.iterator().next().getValue(0));
+          c.verdict().complete((JsonObject) rows.iterator().next().getValue(0));
           return (Void) null;
         })
         .otherwise(e -> {
-          c.fail(e);
+          c.verdict().fail(e);
           return null;
         });
   }
@@ -147,8 +139,10 @@ final class AckFusion implements Shareable {
     Tuple args = Tuple.of(tenants, pids, groups, workers, counts, hashes, statuses);
     return pool.preparedQuery(MANY_SQL).execute(args).compose(rows -> {
       int i = 0;
-      for (Row r : rows) if (i < n) calls.get(i++).complete((JsonObject) r.getValue(0));
-      for (; i < n; i++) calls.get(i).fail(new IllegalStateException("ack rejected: no verdict from log_ack_many"));
+      for (Row r : rows) if (i < n) calls.get(i++).verdict().complete((JsonObject) r.getValue(0));
+      for (; i < n; i++) {
+        calls.get(i).verdict().fail(new IllegalStateException("ack rejected: no verdict from log_ack_many"));
+      }
       return Future.<Void>succeededFuture();
     }, e -> {
       // the whole transaction rolled back: nothing of it happened, so each call runs again on its own

@@ -97,10 +97,11 @@ final class PopFusion implements Shareable {
   }
 
   private void pump(Key key) {
-    List<Call> batch = new ArrayList<>();
+    List<Call> batch;
     synchronized (this) {
       Lane lane = lanes.get(key);
       if (lane == null || lane.inFlight >= MAX_IN_FLIGHT || lane.waiting.isEmpty()) return;
+      batch = new ArrayList<>(Math.min(lane.waiting.size(), MAX_POPS));
       while (!lane.waiting.isEmpty() && batch.size() < MAX_POPS) batch.add(lane.waiting.poll());
       lane.inFlight++;
       statements++;
