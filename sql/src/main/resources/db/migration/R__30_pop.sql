@@ -156,7 +156,6 @@ DECLARE
     v_r         record;
     v_cur       refcursor;
 BEGIN
-    PERFORM set_config('synchronous_commit', 'off', true);
     IF p_partition IS NOT NULL THEN
         v_maxp := 1;
     ELSIF p_max_partitions IS NULL OR p_max_partitions <= 0 THEN
@@ -194,29 +193,38 @@ BEGIN
         v_seen := false;
         -- Two branches, one of them cut at run time: in the generic plan a "p_queue IS NULL OR q.name = p_queue"
         -- filter could not use the (tenant_id, name) key and would read every queue of the tenant on every pop.
+        -- Each queue comes with the group's registration and empty-scan watermark on it (LATERAL probes, evaluated
+        -- only for the queues the loop fetches), and turns synchronous_commit off (see the header): one statement
+        -- where three ran before.
         FOR v_q IN
-            SELECT q.id, q.name::text AS name, q.lease_time, q.delayed_processing, q.window_buffer
-            FROM queen.queues q
-            WHERE p_queue IS NOT NULL AND q.tenant_id = v_tenant AND q.name = p_queue
-            UNION ALL
-            (SELECT q.id, q.name::text, q.lease_time, q.delayed_processing, q.window_buffer
-             FROM queen.queues q
-             WHERE p_queue IS NULL AND q.tenant_id = v_tenant
-               AND (p_namespace IS NULL OR COALESCE(NULLIF(q.namespace, ''), queen._log_name_ns(q.name)) = p_namespace)
-               AND (p_task IS NULL OR COALESCE(NULLIF(q.task, ''), queen._log_name_task(q.name)) = p_task)
-             ORDER BY random())
+            SELECT q.id, q.name, q.lease_time, q.delayed_processing, q.window_buffer,
+                   r.seed_mode, r.seed_ts, r.registered, r.wm_floor, r.wm_upd,
+                   set_config('synchronous_commit', 'off', true) AS async_commit
+            FROM (SELECT q0.id, q0.name::text AS name, q0.lease_time, q0.delayed_processing, q0.window_buffer
+                  FROM queen.queues q0
+                  WHERE p_queue IS NOT NULL AND q0.tenant_id = v_tenant AND q0.name = p_queue
+                  UNION ALL
+                  (SELECT q0.id, q0.name::text, q0.lease_time, q0.delayed_processing, q0.window_buffer
+                   FROM queen.queues q0
+                   WHERE p_queue IS NULL AND q0.tenant_id = v_tenant
+                     AND (p_namespace IS NULL
+                          OR COALESCE(NULLIF(q0.namespace, ''), queen._log_name_ns(q0.name)) = p_namespace)
+                     AND (p_task IS NULL OR COALESCE(NULLIF(q0.task, ''), queen._log_name_task(q0.name)) = p_task)
+                   ORDER BY random())) q
+            CROSS JOIN LATERAL (
+                SELECT m.subscription_mode AS seed_mode, m.subscription_timestamp AS seed_ts,
+                       m.consumer_group IS NOT NULL AS registered,
+                       w.last_empty_scan_at AS wm_floor, w.updated_at AS wm_upd
+                FROM (SELECT 1) one
+                LEFT JOIN queen.consumer_groups_metadata m
+                       ON m.tenant_id = v_tenant AND m.consumer_group = v_group AND m.queue_id = q.id
+                      AND m.partition_name = '' AND m.namespace = '' AND m.task = ''
+                LEFT JOIN queen.consumer_watermarks w ON w.queue_id = q.id AND w.consumer_group = v_group) r
         LOOP
             v_seen := true;
             -- ---- group registration (first contact of (queue, group)) + bulk cursor seed ---------------------------
-            -- The group's registration and its empty-scan watermark on this queue, in one statement.
-            SELECT m.subscription_mode, m.subscription_timestamp, m.consumer_group IS NOT NULL,
-                   w.last_empty_scan_at, w.updated_at
-            INTO v_seed_mode, v_seed_ts, v_registered, v_wm_floor, v_wm_upd
-            FROM (SELECT 1) one
-            LEFT JOIN queen.consumer_groups_metadata m
-                   ON m.tenant_id = v_tenant AND m.consumer_group = v_group AND m.queue_id = v_q.id
-                  AND m.partition_name = '' AND m.namespace = '' AND m.task = ''
-            LEFT JOIN queen.consumer_watermarks w ON w.queue_id = v_q.id AND w.consumer_group = v_group;
+            v_seed_mode := v_q.seed_mode; v_seed_ts := v_q.seed_ts; v_registered := v_q.registered;
+            v_wm_floor := v_q.wm_floor; v_wm_upd := v_q.wm_upd;
             IF NOT v_registered THEN
                 -- One registrant at a time, without waiting: a concurrent registrant is seeding right now, so this
                 -- queue is skipped for this cycle (the next poll sees the committed seed).
@@ -311,7 +319,7 @@ BEGIN
                 FETCH v_cur INTO v_pid, v_pname;
                 EXIT WHEN NOT FOUND;
 
-                SELECT * INTO v_r FROM queen._log_pop_claim(
+                v_r := queen._log_pop_claim(                 -- an expression, not a statement: no executor start
                     v_pid, v_group, v_remaining, v_lease, p_workers[v_i], COALESCE(p_auto_ack, false),
                     v_seed_mode, v_seed_ts, v_q.delayed_processing, v_q.window_buffer, v_now);
 
@@ -444,7 +452,9 @@ DECLARE
     v_start     bigint;
     v_lastdel   bigint;
     v_any_data  boolean := false;
-    v_seg       record;
+    v_hb        bigint;                           -- the head segment: base, end, created_at
+    v_he        bigint;
+    v_hc        timestamptz;
     v_w_any     boolean;
     v_w_bases   bigint[];
     v_w_takes   integer[];
@@ -465,11 +475,19 @@ BEGIN
         END IF;
     END IF;
 
-    -- Claim the cursor row. A missing one is created once (seeded by p_seed_mode) and claimed again.
+    -- Claim the cursor row, with the head probe: the segment with the largest base <= wanted (committed + 1). A missing
+    -- row is created once (seeded by p_seed_mode) and claimed again.
     LOOP
-        SELECT c.committed, c.attempt_offset, c.attempt_count, p.last_offset INTO v_c
+        SELECT c.committed, c.attempt_offset, c.attempt_count, p.last_offset,
+               h.base_offset AS h_base, h.end_offset AS h_end, h.created_at AS h_created
+        INTO v_c
         FROM queen.log_consumers c
         JOIN queen.log_partitions p ON p.id = c.partition_id
+        LEFT JOIN LATERAL (
+            SELECT s.base_offset, s.end_offset, s.created_at
+            FROM queen.log_segments s
+            WHERE s.partition_id = c.partition_id AND s.base_offset <= c.committed + 1
+            ORDER BY s.base_offset DESC LIMIT 1) h ON true
         WHERE c.partition_id = p_pid AND c.consumer_group = p_group
           AND (c.worker_id IS NULL OR c.lease_expires_at IS NULL OR c.lease_expires_at < p_now)
         FOR UPDATE OF c SKIP LOCKED;
@@ -503,19 +521,24 @@ BEGIN
     END IF;
     o_bases := '{}'; o_starts := '{}'; o_takes := '{}'; o_counts := '{}';
 
-    -- Head probe: the segment with the largest base <= wanted; if it covers wanted, start mid-segment.
-    SELECT s.base_offset, s.end_offset, s.created_at INTO v_seg
-    FROM queen.log_segments s
-    WHERE s.partition_id = p_pid AND s.base_offset <= v_wanted
-    ORDER BY s.base_offset DESC LIMIT 1;
-    IF FOUND AND v_seg.end_offset >= v_wanted THEN
+    -- Head probe (read with the claim): if the segment covers wanted, start mid-segment. A probe that does not cover
+    -- it (a retention gap; or the row changed under the lock, when the probe may be of the old cursor) is made again.
+    IF v_c.h_base IS NOT NULL AND v_c.h_base <= v_wanted AND v_c.h_end >= v_wanted THEN
+        v_hb := v_c.h_base; v_he := v_c.h_end; v_hc := v_c.h_created;
+    ELSE
+        SELECT s.base_offset, s.end_offset, s.created_at INTO v_hb, v_he, v_hc
+        FROM queen.log_segments s
+        WHERE s.partition_id = p_pid AND s.base_offset <= v_wanted
+        ORDER BY s.base_offset DESC LIMIT 1;
+    END IF;
+    IF v_hb IS NOT NULL AND v_he >= v_wanted THEN
         v_any_data := true;
-        IF v_deadline IS NULL OR v_seg.created_at <= v_deadline THEN
-            v_take := LEAST(v_seg.end_offset - v_wanted + 1, v_budget)::integer;
-            o_bases  := o_bases  || v_seg.base_offset;
-            o_starts := o_starts || (v_wanted - v_seg.base_offset)::integer;
+        IF v_deadline IS NULL OR v_hc <= v_deadline THEN
+            v_take := LEAST(v_he - v_wanted + 1, v_budget)::integer;
+            o_bases  := o_bases  || v_hb;
+            o_starts := o_starts || (v_wanted - v_hb)::integer;
             o_takes  := o_takes  || v_take;
-            o_counts := o_counts || (v_seg.end_offset - v_seg.base_offset + 1)::integer;
+            o_counts := o_counts || (v_he - v_hb + 1)::integer;
             o_taken  := v_take;
             v_start  := v_wanted;
             v_lastdel := v_wanted + v_take - 1;

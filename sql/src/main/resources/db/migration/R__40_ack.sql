@@ -32,7 +32,7 @@ DECLARE
     v_retry_limit integer;
     v_dlq_on      boolean;
     v_tstart      bigint;
-    v_c           queen.log_consumers;
+    v_c           record;
     v_has_lease   boolean;
     v_lo          bigint;
     v_hi          bigint;
@@ -56,20 +56,27 @@ BEGIN
         RAISE EXCEPTION 'QACK misaligned arrays: % hashes, % statuses', v_n, cardinality(p_statuses);
     END IF;
 
-    -- Ownership gate folded in: the partition must exist and belong to one of the tenant's queues.
-    SELECT q.retry_limit, (q.dead_letter_queue OR q.dlq_after_max_retries), p.txns_start
-    INTO v_retry_limit, v_dlq_on, v_tstart
-    FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id
-    WHERE p.id = p_pid AND q.tenant_id = v_tenant;
+    -- The ownership gate and the only lock the ack path takes, in one statement: the group's cursor row on a partition
+    -- of one of the tenant's queues, locked FOR UPDATE (only the cursor row is locked). No row: a partition that is
+    -- missing or another tenant's, or no cursor.
+    SELECT c.partition_id, c.committed, c.worker_id, c.lease_expires_at, c.batch_end, c.batch_retry_count,
+           q.retry_limit, (q.dead_letter_queue OR q.dlq_after_max_retries) AS dlq_on, p.txns_start
+    INTO v_c
+    FROM queen.log_consumers c
+    JOIN queen.log_partitions p ON p.id = c.partition_id
+    JOIN queen.queues q ON q.id = p.queue_id
+    WHERE c.partition_id = p_pid AND c.consumer_group = v_group AND q.tenant_id = v_tenant
+    FOR UPDATE OF c;
     IF NOT FOUND THEN
+        IF EXISTS (SELECT 1 FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id
+                   WHERE p.id = p_pid AND q.tenant_id = v_tenant) THEN
+            RETURN jsonb_build_object('ok', false, 'error', 'consumer not found');
+        END IF;
         RETURN jsonb_build_object('ok', false, 'error', 'partition not owned by tenant');
     END IF;
-
-    -- The only lock the ack path takes.
-    v_c := queen._log_lock_cursor(p_pid, v_group);
-    IF v_c.partition_id IS NULL THEN
-        RETURN jsonb_build_object('ok', false, 'error', 'consumer not found');
-    END IF;
+    v_retry_limit := v_c.retry_limit;
+    v_dlq_on := v_c.dlq_on;
+    v_tstart := v_c.txns_start;
 
     -- The lease is checked only when a worker is given; a lease-less ack still advances the cursor.
     IF v_worker <> '' AND (v_c.worker_id IS DISTINCT FROM v_worker

@@ -19,7 +19,8 @@ import java.util.UUID;
 
 /**
  * Fuses concurrent pops that ask the same thing (ENGINE.md §4): pops with equal arguments but their own worker, sent
- * while {@link #MAX_IN_FLIGHT} statements of that kind are out, queue and go together in the next one
+ * while {@link #MAX_IN_FLIGHT} statements of that kind are out (one for pops of fewer than {@link #SMALL_BATCH}
+ * messages), queue and go together in the next one
  * ({@code queen.log_pop_many}: one transaction, the queue, the group's registration and the candidate scan looked up
  * once, the pops served one after the other as if each were its own transaction). There is no hold: a pop that finds
  * a free slot is sent at once, alone. A fused statement that fails is retried as separate pops, so an error only
@@ -36,6 +37,13 @@ final class PopFusion implements Shareable {
    * keep the database busy on both sides of a round trip; pops of other kinds are never held by these.
    */
   static final int MAX_IN_FLIGHT = 2;
+  /**
+   * Pops of fewer messages than this keep one statement in flight instead. A small pop is mostly per-statement cost
+   * (executor start-up, commit), so a pop that waits for the one statement out and shares the next costs the
+   * database about half as much per message as a statement of its own; a batch-100 pop is mostly its own work, and
+   * two statements in flight keep more of the machine busy.
+   */
+  static final int SMALL_BATCH = 10;
 
   /** Everything a pop asks but its worker: pops with equal keys can share a statement. */
   private record Key(UUID tenant, String queue, String partition, String group, int batch, int partitions,
@@ -96,11 +104,15 @@ final class PopFusion implements Shareable {
     return fusedPops;
   }
 
+  static int maxInFlight(Key key) {
+    return key.batch() < SMALL_BATCH ? 1 : MAX_IN_FLIGHT;
+  }
+
   private void pump(Key key) {
     List<Call> batch;
     synchronized (this) {
       Lane lane = lanes.get(key);
-      if (lane == null || lane.inFlight >= MAX_IN_FLIGHT || lane.waiting.isEmpty()) return;
+      if (lane == null || lane.inFlight >= maxInFlight(key) || lane.waiting.isEmpty()) return;
       batch = new ArrayList<>(Math.min(lane.waiting.size(), MAX_POPS));
       while (!lane.waiting.isEmpty() && batch.size() < MAX_POPS) batch.add(lane.waiting.poll());
       lane.inFlight++;
