@@ -51,6 +51,8 @@ DECLARE
     v_unres       jsonb := '[]'::jsonb;
     v_released    boolean := false;
     v_retry_ct    integer;
+    v_all_ok      boolean;
+    v_max_eff     bigint;
 BEGIN
     IF p_statuses IS NOT NULL AND cardinality(p_statuses) <> v_n THEN
         RAISE EXCEPTION 'QACK misaligned arrays: % hashes, % statuses', v_n, cardinality(p_statuses);
@@ -109,7 +111,9 @@ BEGIN
         -- Phase 1, one statement: normalise the statuses (completed | failed | retry | dlq) and resolve each hash
         -- inside the ackable span only: the batch's txns rows from the one covering lo (cheap on the happy path),
         -- cutting out of each row only the hashes of offsets in [lo, hi]. eff = the lowest matching offset in [lo, hi].
-        SELECT array_agg(x.st ORDER BY x.ord), array_agg(x.eff ORDER BY x.ord) INTO v_st, v_eff
+        SELECT array_agg(x.st ORDER BY x.ord), array_agg(x.eff ORDER BY x.ord),
+               bool_and(x.st = 'completed' AND x.eff IS NOT NULL), max(x.eff)
+        INTO v_st, v_eff, v_all_ok, v_max_eff
         FROM (
             SELECT u.ord,
                    CASE WHEN u.s IS NULL OR u.s IN ('', 'completed', 'success', 'acked', 'ok') THEN 'completed'
@@ -131,8 +135,12 @@ BEGIN
             GROUP BY u.ord, u.s
         ) x;
 
+        -- Every item completed and resolved in the span (the common ack): no signal, nothing left over, the cursor
+        -- goes to the highest of them. The statements below would find exactly that; this skips them.
+        IF v_all_ok THEN
+            v_max_ok := v_max_eff;
         -- Phase 2 (only when something did not resolve in the span): is there a match at or below the cursor?
-        IF array_position(v_eff, NULL) IS NOT NULL THEN
+        ELSIF array_position(v_eff, NULL) IS NOT NULL THEN
             SELECT array_agg(x.below ORDER BY x.ord) INTO v_below
             FROM (
                 SELECT u.ord, (COUNT(o.off) > 0) AS below
@@ -149,31 +157,33 @@ BEGIN
             v_below := array_fill(false, ARRAY[v_n]);
         END IF;
 
-        -- Head signal: lowest eff among negative signals; tie at one offset: dlq > failed > retry; then lowest index.
-        -- Completed items below it advance the cursor; unresolved items are no-ops (completed, at or below the
-        -- cursor), stale (a negative verdict at or below the cursor) or unresolved (no match at all). One set-based
-        -- statement on purpose: a plpgsql loop over a batch of 100 evaluated thousands of expressions (and text[]
-        -- subscripts are linear), which made a batch ack cost milliseconds of database CPU.
-        WITH u AS (
-            SELECT * FROM unnest(v_eff, v_st, v_below) WITH ORDINALITY AS u(eff, st, below, ord)
-        ), sig AS (
-            SELECT u.eff, CASE u.st WHEN 'dlq' THEN 0 WHEN 'failed' THEN 1 ELSE 2 END AS rank, u.ord, u.st
-            FROM u WHERE u.eff IS NOT NULL AND u.st <> 'completed'
-            ORDER BY 1, 2, 3
-            LIMIT 1
-        )
-        SELECT sig.eff, sig.rank, (sig.ord - 1)::integer, sig.st,
-               max(u.eff) FILTER (WHERE u.eff IS NOT NULL AND u.st = 'completed'
-                                    AND (sig.eff IS NULL OR u.eff < sig.eff)),
-               COALESCE(jsonb_agg(u.ord - 1 ORDER BY u.ord)
-                        FILTER (WHERE u.eff IS NULL AND u.below AND u.st = 'completed'), '[]'::jsonb),
-               COALESCE(jsonb_agg(u.ord - 1 ORDER BY u.ord)
-                        FILTER (WHERE u.eff IS NULL AND u.below AND u.st <> 'completed'), '[]'::jsonb),
-               COALESCE(jsonb_agg(u.ord - 1 ORDER BY u.ord)
-                        FILTER (WHERE u.eff IS NULL AND NOT COALESCE(u.below, false)), '[]'::jsonb)
-        INTO v_sig_off, v_sig_rank, v_sig_idx, v_sig_kind, v_max_ok, v_noop, v_stale, v_unres
-        FROM u LEFT JOIN sig ON true
-        GROUP BY sig.eff, sig.rank, sig.ord, sig.st;
+        IF NOT v_all_ok THEN
+            -- Head signal: lowest eff among negative signals; tie at one offset: dlq > failed > retry; then lowest
+            -- index. Completed items below it advance the cursor; unresolved items are no-ops (completed, at or below
+            -- the cursor), stale (a negative verdict at or below the cursor) or unresolved (no match at all). One
+            -- set-based statement on purpose: a plpgsql loop over a batch of 100 evaluated thousands of expressions
+            -- (and text[] subscripts are linear), which made a batch ack cost milliseconds of database CPU.
+            WITH u AS (
+                SELECT * FROM unnest(v_eff, v_st, v_below) WITH ORDINALITY AS u(eff, st, below, ord)
+            ), sig AS (
+                SELECT u.eff, CASE u.st WHEN 'dlq' THEN 0 WHEN 'failed' THEN 1 ELSE 2 END AS rank, u.ord, u.st
+                FROM u WHERE u.eff IS NOT NULL AND u.st <> 'completed'
+                ORDER BY 1, 2, 3
+                LIMIT 1
+            )
+            SELECT sig.eff, sig.rank, (sig.ord - 1)::integer, sig.st,
+                   max(u.eff) FILTER (WHERE u.eff IS NOT NULL AND u.st = 'completed'
+                                        AND (sig.eff IS NULL OR u.eff < sig.eff)),
+                   COALESCE(jsonb_agg(u.ord - 1 ORDER BY u.ord)
+                            FILTER (WHERE u.eff IS NULL AND u.below AND u.st = 'completed'), '[]'::jsonb),
+                   COALESCE(jsonb_agg(u.ord - 1 ORDER BY u.ord)
+                            FILTER (WHERE u.eff IS NULL AND u.below AND u.st <> 'completed'), '[]'::jsonb),
+                   COALESCE(jsonb_agg(u.ord - 1 ORDER BY u.ord)
+                            FILTER (WHERE u.eff IS NULL AND NOT COALESCE(u.below, false)), '[]'::jsonb)
+            INTO v_sig_off, v_sig_rank, v_sig_idx, v_sig_kind, v_max_ok, v_noop, v_stale, v_unres
+            FROM u LEFT JOIN sig ON true
+            GROUP BY sig.eff, sig.rank, sig.ord, sig.st;
+        END IF;
     END IF;
 
     v_new := COALESCE(v_max_ok, v_c.committed);
