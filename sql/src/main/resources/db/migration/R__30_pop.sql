@@ -323,7 +323,15 @@ BEGIN
                     v_pid, v_group, v_remaining, v_lease, p_workers[v_i], COALESCE(p_auto_ack, false),
                     v_seed_mode, v_seed_ts, v_q.delayed_processing, v_q.window_buffer, v_now);
 
-                IF v_r.o_taken > 0 THEN
+                IF v_r.o_taken > 0 AND cardinality(v_r.o_bases) = 1 AND v_r.o_head_blob IS NOT NULL THEN
+                    -- One slice, of the head segment the claim read with its blob (a batch-1 pop, say): emitted
+                    -- from variables, without a second statement.
+                    pop_idx := v_i; partition_id := v_pid; partition_name := v_pname; queue_name := v_q.name;
+                    delivery_attempt := v_r.o_attempt; lease_expires_at := v_r.o_expires;
+                    base_offset := v_r.o_bases[1]; start_idx := v_r.o_starts[1]; take := v_r.o_takes[1];
+                    msg_count := v_r.o_counts[1]; created_at := v_r.o_head_created; blob := v_r.o_head_blob;
+                    RETURN NEXT;
+                ELSIF v_r.o_taken > 0 THEN
                     RETURN QUERY
                         SELECT v_i, v_pid, v_pname, v_q.name, v_r.o_attempt, v_r.o_expires,
                                s.base_offset, u.st, u.tk, u.cnt, s.created_at, s.blob
@@ -335,6 +343,8 @@ BEGIN
                             WHERE s0.partition_id = v_pid AND s0.base_offset = u.b
                             LIMIT 1) s
                         ORDER BY u.ord;
+                END IF;
+                IF v_r.o_taken > 0 THEN
                     v_remaining := v_remaining - v_r.o_taken;
                     v_claimed := v_claimed + 1;
                     v_q_claimed := v_q_claimed + 1;
@@ -418,6 +428,8 @@ $$;
 -- is claimed FOR UPDATE SKIP LOCKED, a missing row is created under a transaction-scoped TRY advisory lock.
 -- Returns the slices as arrays (bases/starts/takes/counts, offset order) so the caller fetches blobs in one pass.
 -- p_seed_mode/p_seed_ts: how to seed a missing cursor row ('all' | 'new' | 'timestamp').
+DROP FUNCTION IF EXISTS queen._log_pop_claim(uuid, text, integer, integer, text, boolean, text, timestamptz, integer,
+                                              integer, timestamptz);
 CREATE OR REPLACE FUNCTION queen._log_pop_claim(
     p_pid       uuid,
     p_group     text,
@@ -436,7 +448,9 @@ CREATE OR REPLACE FUNCTION queen._log_pop_claim(
     OUT o_counts  integer[],
     OUT o_taken   integer,
     OUT o_attempt integer,
-    OUT o_expires timestamptz
+    OUT o_expires timestamptz,
+    OUT o_head_created timestamptz,
+    OUT o_head_blob    bytea
 )
 LANGUAGE plpgsql
 AS $$
@@ -455,6 +469,7 @@ DECLARE
     v_hb        bigint;                           -- the head segment: base, end, created_at
     v_he        bigint;
     v_hc        timestamptz;
+    v_hblob     bytea;                            -- its blob, when the claim read it
     v_w_any     boolean;
     v_w_bases   bigint[];
     v_w_takes   integer[];
@@ -479,12 +494,13 @@ BEGIN
     -- row is created once (seeded by p_seed_mode) and claimed again.
     LOOP
         SELECT c.committed, c.attempt_offset, c.attempt_count, p.last_offset,
-               h.base_offset AS h_base, h.end_offset AS h_end, h.created_at AS h_created
+               h.base_offset AS h_base, h.end_offset AS h_end, h.created_at AS h_created,
+               CASE WHEN h.end_offset > c.committed THEN h.blob END AS h_blob
         INTO v_c
         FROM queen.log_consumers c
         JOIN queen.log_partitions p ON p.id = c.partition_id
         LEFT JOIN LATERAL (
-            SELECT s.base_offset, s.end_offset, s.created_at
+            SELECT s.base_offset, s.end_offset, s.created_at, s.blob
             FROM queen.log_segments s
             WHERE s.partition_id = c.partition_id AND s.base_offset <= c.committed + 1
             ORDER BY s.base_offset DESC LIMIT 1) h ON true
@@ -525,6 +541,7 @@ BEGIN
     -- it (a retention gap; or the row changed under the lock, when the probe may be of the old cursor) is made again.
     IF v_c.h_base IS NOT NULL AND v_c.h_base <= v_wanted AND v_c.h_end >= v_wanted THEN
         v_hb := v_c.h_base; v_he := v_c.h_end; v_hc := v_c.h_created;
+        v_hblob := v_c.h_blob;
     ELSE
         SELECT s.base_offset, s.end_offset, s.created_at INTO v_hb, v_he, v_hc
         FROM queen.log_segments s
@@ -540,6 +557,8 @@ BEGIN
             o_takes  := o_takes  || v_take;
             o_counts := o_counts || (v_he - v_hb + 1)::integer;
             o_taken  := v_take;
+            o_head_created := v_hc;
+            o_head_blob := v_hblob;                   -- NULL when the head was probed again
             v_start  := v_wanted;
             v_lastdel := v_wanted + v_take - 1;
         ELSE
