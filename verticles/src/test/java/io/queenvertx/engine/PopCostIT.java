@@ -15,7 +15,8 @@ import org.junit.jupiter.api.Test;
  * What one pop or one ack reads does not grow with the backlog (R__30_pop.sql, R__40_ack.sql): a pop of ten messages
  * from a partition with thousands of segments fetches a handful of segment rows, an ack of a leased message fetches
  * the txns rows of its lease only, and a pop of one queue reads one queue row however many the tenant has. Counted
- * with PostgreSQL's own per-transaction tuple counters, so the assertions are about work done, not time. The hot-path
+ * with PostgreSQL's own per-transaction tuple counters, so the assertions are about work done, not time; a batch-1 pop
+ * scans the segment index once (its claim reads the head segment with the blob it returns). The hot-path
  * functions run with forced generic plans, where a predicate such as "x IS NULL OR col = x" is no index bound.
  */
 class PopCostIT {
@@ -101,12 +102,16 @@ class PopCostIT {
         for (int i = 0; i < 12; i++) {
           long off;
           long queuesBefore = blocks(st, "queues");
+          long segmentScansBefore = scans(st, "log_segments_pkey");
           try (var rs = st.executeQuery("SELECT base_offset + start_idx FROM queen.log_pop(NULL, '" + q + "', "
               + "NULL, 'g', 1, 1, 60, 'w', false, 'all', NULL, NULL, NULL)")) {
             assertThat(rs.next()).as("pop %d delivers", i).isTrue();
             off = rs.getLong(1);
           }
           assertThat(blocks(st, "queues") - queuesBefore).as("queue blocks read by pop %d", i).isLessThan(15);
+          // The claim reads the head segment with its blob: a one-slice pop does not fetch the segment again.
+          assertThat(scans(st, "log_segments_pkey") - segmentScansBefore).as("segment index scans of pop %d", i)
+              .isEqualTo(1);
           long txnsBefore = blocks(st, "log_txns");
           try (var rs = st.executeQuery("SELECT queen.log_ack(NULL, (SELECT p.id FROM queen.log_partitions p "
               + "JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = '" + q + "' AND p.name = 'deep'), 'g', 'w', "
@@ -118,6 +123,14 @@ class PopCostIT {
         }
         c.rollback();
       }
+    }
+  }
+
+  /** Scans of an index this transaction has started so far. */
+  private static long scans(java.sql.Statement st, String index) throws java.sql.SQLException {
+    try (var rs = st.executeQuery("SELECT pg_stat_get_xact_numscans('queen." + index + "'::regclass)")) {
+      rs.next();
+      return rs.getLong(1);
     }
   }
 
