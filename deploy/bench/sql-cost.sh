@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# PostgreSQL CPU per batch-1 pop+ack, measured without the broker or HTTP: pgbench calls queen.log_pop_many (one
+# message, queue mode, under a lease) and then queen.log_ack for it, each its own transaction as the broker sends
+# them, on one connection, N times. The figure is the CPU the database spent (the pgbench backend's, read from the
+# postmaster's children's CPU once the backend has exited), divided by N. It moves far less than msg/s when other
+# work shares the machine, so two schema versions (two databases, each migrated by its node) can be compared on a
+# busy machine: run each a few times, alternating, and compare the minima. Not part of the test suite.
+#
+# Needs: a PostgreSQL on this machine with the queen schema (start a node against it once), psql and pgbench
+# (Debian's postgresql-client), and read access to the data directory's postmaster.pid (run as root or postgres).
+# Usage: PGHOST=127.0.0.1 PGPORT=5432 PGUSER=postgres PGPASSWORD=... PGDATABASE=postgres deploy/bench/sql-cost.sh [N]
+# Knobs: N (2000, pops+acks), ROUNDS (3), FRAMES (30 frames per pushed segment, as a batch-100 push over 10
+# partitions writes them), PARTITIONS (10). The queue it fills (sqlcost-<pid>) is deleted at the end.
+set -euo pipefail
+
+N=${1:-2000}
+ROUNDS=${ROUNDS:-3}
+FRAMES=${FRAMES:-30}
+PARTITIONS=${PARTITIONS:-10}
+QUEUE="sqlcost-$$"
+pgbench=$(command -v pgbench || ls /usr/lib/postgresql/*/bin/pgbench 2>/dev/null | tail -1 || true)
+[ -n "$pgbench" ] || { echo "pgbench not found (apt-get install postgresql-client)" >&2; exit 2; }
+psql_q() { psql -X -qAt -v ON_ERROR_STOP=1 -c "$1"; }
+
+datadir=$(psql_q "SHOW data_directory")
+postmaster=$(head -1 "$datadir/postmaster.pid")
+children_cpu() { awk '{print $16 + $17}' "/proc/$postmaster/stat"; }   # clock ticks of exited children
+hz=$(getconf CLK_TCK)
+
+# The backlog: every partition gets enough segments of FRAMES one-byte frames for all rounds (never decoded here).
+segments=$(( (N * ROUNDS) / (PARTITIONS * FRAMES) + 2 ))
+psql_q "SELECT count(queen.log_push(NULL, '$QUEUE', 'p-' || p, $FRAMES,
+          (SELECT decode(string_agg(md5(p || '/' || s || '/' || f), ''), 'hex')
+           FROM generate_series(1, $FRAMES) f),
+          '\\x00'::bytea))
+        FROM generate_series(1, $PARTITIONS) p, generate_series(1, $segments) s" > /dev/null
+trap 'psql_q "SELECT queen.delete_queue(NULL, '"'"'$QUEUE'"'"')" > /dev/null 2>&1 || true' EXIT
+
+script=$(mktemp)
+cat > "$script" <<EOF
+SELECT partition_id AS pid, base_offset + start_idx AS off
+  FROM queen.log_pop_many(NULL, '$QUEUE', NULL, NULL, 1, 1, 60, ARRAY['sqlcost'], false, 'all', NULL, NULL, NULL) \gset
+SELECT CASE WHEN (queen.log_ack(NULL, :pid::uuid, NULL, 'sqlcost',
+         ARRAY[(SELECT substring(t.hashes FROM (:off - t.base_offset)::int * 16 + 1 FOR 16) FROM queen.log_txns t
+                WHERE t.partition_id = :pid::uuid AND t.base_offset <= :off ORDER BY t.base_offset DESC LIMIT 1)],
+         ARRAY['completed'])->>'ok')::boolean THEN 1
+            ELSE (SELECT 1 / count(*)::int FROM pg_class WHERE false) END AS acked \gset
+EOF
+
+for r in $(seq "$ROUNDS"); do
+  before=$(children_cpu)
+  out=$("$pgbench" -n -M prepared -t "$N" -f "$script" 2>&1) || { echo "$out" >&2; exit 1; }
+  sleep 0.3   # the backend exits after pgbench disconnects; its CPU then counts as the postmaster's children's
+  after=$(children_cpu)
+  lat=$(echo "$out" | awk '/latency average/ {print $4}')
+  awk -v a="$after" -v b="$before" -v n="$N" -v hz="$hz" -v lat="$lat" -v r="$r" 'BEGIN {
+    printf "round %d: %.3f ms of PostgreSQL CPU per pop+ack (pgbench latency %s ms per pair)\n",
+           r, (a - b) * 1000 / hz / n, lat }'
+done
+rm -f "$script"
