@@ -332,16 +332,21 @@ BEGIN
                     msg_count := v_r.o_counts[1]; created_at := v_r.o_head_created; blob := v_r.o_head_blob;
                     RETURN NEXT;
                 ELSIF v_r.o_taken > 0 THEN
+                    -- The head slice (when the claim read its blob) from variables, the others fetched once each; a
+                    -- slice whose segment is gone by now (retention) is left out.
                     RETURN QUERY
                         SELECT v_i, v_pid, v_pname, v_q.name, v_r.o_attempt, v_r.o_expires,
-                               s.base_offset, u.st, u.tk, u.cnt, s.created_at, s.blob
+                               u.b, u.st, u.tk, u.cnt, COALESCE(s.created_at, v_r.o_head_created),
+                               COALESCE(s.blob, v_r.o_head_blob)
                         FROM unnest(v_r.o_bases, v_r.o_starts, v_r.o_takes, v_r.o_counts)
                              WITH ORDINALITY AS u(b, st, tk, cnt, ord)
-                        CROSS JOIN LATERAL (
-                            SELECT s0.base_offset, s0.created_at, s0.blob
+                        LEFT JOIN LATERAL (
+                            SELECT s0.created_at, s0.blob
                             FROM queen.log_segments s0
                             WHERE s0.partition_id = v_pid AND s0.base_offset = u.b
-                            LIMIT 1) s
+                              AND (u.ord > 1 OR v_r.o_head_blob IS NULL)
+                            LIMIT 1) s ON true
+                        WHERE s.blob IS NOT NULL OR (u.ord = 1 AND v_r.o_head_blob IS NOT NULL)
                         ORDER BY u.ord;
                 END IF;
                 IF v_r.o_taken > 0 THEN

@@ -68,11 +68,16 @@ class PopCostIT {
         long fetched = 0;
         // More pops than PostgreSQL's custom-plan trials, so the cached generic plan is the one measured.
         for (int i = 0; i < 12; i++) {
+          long scansBefore = scans(st, "log_segments_pkey");
           try (var rs = st.executeQuery("SELECT count(*) FROM queen.log_pop('00000000-0000-0000-0000-000000000001',"
               + " '" + q + "', 'deep', NULL, 10, 1, 60, 'w-" + i + "', true, 'all', NULL, NULL, NULL)")) {
             rs.next();
             assertThat(rs.getLong(1)).as("pop %d delivers ten one-frame slices", i).isEqualTo(10);
           }
+          // The claim's head probe (which brings the first slice's blob), the forward walk, then one fetch per
+          // later slice: the first slice's segment is not fetched twice.
+          assertThat(scans(st, "log_segments_pkey") - scansBefore).as("segment index scans of pop %d", i)
+              .isEqualTo(11);
           long now = blocks(st, "log_segments");
           if (i == 11) assertThat(now - fetched).as("segment blocks read by the last pop").isLessThan(50);
           fetched = now;
