@@ -231,8 +231,9 @@ $$;
 -- each yielding the page's frames as arrays, which _msg_page_render turns into the body. The statements with no
 -- LIMIT taken from a parameter keep one generic plan per session; the others are planned with their values.
 -- Hash blobs are read only for the page's rows.
+DROP FUNCTION IF EXISTS queen.list_messages(uuid, jsonb); -- it returned jsonb (cast from the json it built)
 CREATE OR REPLACE FUNCTION queen.list_messages(p_tenant uuid, p_filter jsonb)
-RETURNS jsonb
+RETURNS json
 LANGUAGE plpgsql STABLE
 -- the candidate query's filters are "x IS NULL OR col = x": plan them with their values
 SET plan_cache_mode = force_custom_plan
@@ -254,7 +255,7 @@ DECLARE
     g_off     bigint[];
 BEGIN
     IF v_page.error IS NOT NULL THEN
-        RETURN jsonb_build_object('error', v_page.error);
+        RETURN json_build_object('error', v_page.error);
     END IF;
 
     -- Candidate partitions (also the scope of "mode").
@@ -383,7 +384,8 @@ $$;
 -- A status=completed/processing/pending page (p_status), as arrays of its frames (see _msg_page_rows): the newest
 -- frames of each partition inside the window, after the cursor and of that status, at most offset + limit each (the
 -- status is applied per frame inside the scan, so the bound holds), then the page of them in the listing order.
--- Partitions whose lease state rules the status out are skipped. The LIMITs are parameters: planned with their values.
+-- Partitions whose cursors or lease state rule the status out are not scanned. The LIMITs are parameters: planned
+-- with their values.
 CREATE OR REPLACE FUNCTION queen._msg_page_frames(p_pids uuid[], p_his bigint[], p_thrs bigint[], p_lives boolean[],
                                                   p_dlqs boolean[], p_status text, p_limit integer,
                                                   p_offset integer, p_from timestamptz, p_to timestamptz,
@@ -411,11 +413,12 @@ BEGIN
                 SELECT t0.base_offset, t0.end_offset, t0.created_at
                 FROM queen.log_txns t0
                 WHERE t0.partition_id = c.pid
-                  AND t0.base_offset <= c.hi AND t0.created_at < p_to
+                  -- completed: the scan starts at thr (an index bound: p_status is a constant in the plan)
+                  AND t0.base_offset <= CASE WHEN p_status = 'completed' THEN LEAST(c.hi, c.thr) ELSE c.hi END
+                  AND t0.created_at < p_to
                   AND (p_cts IS NULL OR t0.created_at < p_cts
                        OR (t0.created_at = p_cts AND (c.pid > p_cpid OR (c.pid = p_cpid AND t0.base_offset < p_coff))))
-                  AND CASE WHEN p_status = 'completed' THEN t0.base_offset <= c.thr
-                           ELSE c.thr IS NULL OR t0.end_offset > c.thr END
+                  AND (p_status = 'completed' OR c.thr IS NULL OR t0.end_offset > c.thr)
                 ORDER BY t0.base_offset DESC
                 LIMIT v_rows
             ) t
@@ -432,7 +435,7 @@ BEGIN
             ORDER BY t.base_offset DESC, g.i DESC
             LIMIT v_inner
         ) f
-        WHERE p_status = 'completed' OR c.any_live = (p_status = 'processing')
+        WHERE CASE WHEN p_status = 'completed' THEN c.thr IS NOT NULL ELSE c.any_live = (p_status = 'processing') END
         ORDER BY f.created_at DESC, c.pid, f.off DESC
         LIMIT p_limit OFFSET p_offset
     ) x;
@@ -488,13 +491,14 @@ $$;
 -- The body of a listing page: p_mode, then the frames (p_pids[i], p_bases[i] = the covering txns row, p_stamps[i] =
 -- its created_at, p_offs[i]) in the listing order, each with its status from its partition's aggregates (p_cands
 -- with p_nameds, p_thrs, p_lives, p_qmls as in _msg_page_cand), and nextCursor = the last frame when the page holds
--- p_limit. The json keys are written in jsonb's order (by length, then bytes) and cast once: the same jsonb as
--- building it as jsonb, without re-encoding every message object twice. Index probes per frame: one generic plan.
+-- p_limit. json, not jsonb: the keys are written in jsonb's order (by length, then bytes), so a client parsing it gets
+-- the objects a jsonb would give, without a jsonb conversion of the whole page (about 1.5 ms for 100 messages).
+-- Index probes per frame: one generic plan.
 CREATE OR REPLACE FUNCTION queen._msg_page_render(p_mode jsonb, p_cands uuid[], p_nameds bigint[], p_thrs bigint[],
                                                   p_lives boolean[], p_qmls timestamptz[], p_pids uuid[],
                                                   p_bases bigint[], p_stamps timestamptz[], p_offs bigint[],
                                                   p_limit integer)
-RETURNS jsonb
+RETURNS json
 LANGUAGE plpgsql STABLE
 SET plan_cache_mode = force_generic_plan
 AS $$
@@ -565,7 +569,7 @@ BEGIN
     RETURN json_build_object(
         'mode', p_mode,
         'messages', v_msgs,
-        'nextCursor', CASE WHEN v_n = p_limit THEN queen._msg_cursor_encode(1, l_ts, l_pid, l_off) END)::jsonb;
+        'nextCursor', CASE WHEN v_n = p_limit THEN queen._msg_cursor_encode(1, l_ts, l_pid, l_off) END);
 END;
 $$;
 
