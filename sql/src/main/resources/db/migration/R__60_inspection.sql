@@ -288,8 +288,8 @@ BEGIN
                                     v_page.ts_from, v_page.ts_to, v_page.c_ts, v_page.c_id, v_page.c_off) r;
     ELSIF v_status = 'dead_letter' THEN
         SELECT r.pids, r.bases, r.stamps, r.offs INTO g_pid, g_base, g_cat, g_off
-        FROM queen._msg_page_dead(v_pids, c.his, c.dlqs, v_page.lim, v_page.off, v_page.ts_from, v_page.ts_to,
-                                  v_page.c_ts, v_page.c_id, v_page.c_off) r;
+        FROM queen._msg_page_dead(v_pids, c.his, c.dlqs, v_page.ts_from, v_page.ts_to,
+                                  v_page.c_ts, v_page.c_id, v_page.c_off, v_page.lim, v_page.off) r;
     END IF; -- any other status: nothing matches it, an empty page
 
     RETURN queen._msg_page_render(
@@ -446,13 +446,13 @@ $$;
 -- each partition (log_dlq's (partition_id, offset) index, newest first), each resolved to its covering txns row,
 -- inside the window and after the cursor: at most offset + limit each; the rows read are the dead letters' own.
 -- The LIMITs are parameters: planned with their values.
-CREATE OR REPLACE FUNCTION queen._msg_page_dead(p_pids uuid[], p_his bigint[], p_dlqs boolean[], p_limit integer,
-                                                p_offset integer, p_from timestamptz, p_to timestamptz,
-                                                p_cts timestamptz, p_cpid uuid, p_coff bigint, OUT pids uuid[],
-                                                OUT bases bigint[], OUT stamps timestamptz[], OUT offs bigint[])
-LANGUAGE plpgsql STABLE
-SET plan_cache_mode = force_custom_plan
-AS $$
+CREATE OR REPLACE FUNCTION queen._msg_page_dead(p_pids uuid[], p_his bigint[], p_dlqs boolean[],
+                                                p_from timestamptz, p_to timestamptz, -- the window
+                                                p_cts timestamptz, p_cpid uuid, p_coff bigint, -- the cursor
+                                                p_limit integer, p_offset integer,
+                                                OUT pids uuid[], OUT bases bigint[], OUT stamps timestamptz[],
+                                                OUT offs bigint[])
+LANGUAGE plpgsql STABLE SET plan_cache_mode = force_custom_plan AS $$
 BEGIN
     SELECT array_agg(x.pid), array_agg(x.base_offset), array_agg(x.created_at), array_agg(x.off)
     INTO pids, bases, stamps, offs
