@@ -525,7 +525,14 @@ BEGIN
             ON c.pid = pg.pid
         JOIN queen.log_partitions p ON p.id = pg.pid
         JOIN queen.queues q ON q.id = p.queue_id
-        JOIN queen.log_txns t ON t.partition_id = pg.pid AND t.base_offset = pg.base_offset
+        CROSS JOIN LATERAL (
+            -- probed by both key columns from the page's row: joined as a relation, the planner may reach it through
+            -- p.id (the same partition) and read the partition's every row per message when its statistics say the
+            -- table is small
+            SELECT t0.hashes FROM queen.log_txns t0
+            WHERE t0.partition_id = pg.pid AND t0.base_offset = pg.base_offset
+            OFFSET 0
+        ) t
         CROSS JOIN LATERAL (
             SELECT CASE
                 WHEN c.has_dlq AND EXISTS (SELECT 1 FROM queen.log_dlq d
