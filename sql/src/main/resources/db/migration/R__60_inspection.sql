@@ -364,7 +364,7 @@ BEGIN
         CROSS JOIN LATERAL queen._msg_txn_step(w.pid, w.base_offset, false, p_from, p_to, p_cts, p_cpid, p_coff) r
         WHERE w.cum < p_limit + p_offset
     ),
-    rw AS (
+    rw AS MATERIALIZED (
         -- k = the frames a row keeps (its partition's offset + limit newest), start = the position of its top frame
         -- in the listing order (created_at DESC, partition_id, offset DESC: a row's frames are contiguous in it)
         SELECT w.pid, w.base_offset, w.created_at, w.top, x.k,
@@ -494,7 +494,10 @@ $$;
 -- letters, no count of named groups in one without them), and nextCursor = the last frame when the page holds
 -- p_limit. json, not jsonb: the keys are written in jsonb's order (by length, then bytes), so a client parsing it gets
 -- the objects a jsonb would give, without a jsonb conversion of the whole page (about 1.5 ms for 100 messages).
--- Index probes per frame: one generic plan.
+-- The txns row (hashes, stamp, covering segment) and the partition (names, queue) are read once per row / partition
+-- of the page, not per frame; per frame only its DLQ probe (partitions with dead letters), its named groups' count
+-- (partitions with named groups) and its own segment probe when its row's segment does not cover it.
+-- Index probes whatever the values: one generic plan.
 CREATE OR REPLACE FUNCTION queen._msg_page_render(p_mode jsonb, p_cands uuid[], p_nameds bigint[], p_thrs bigint[],
                                                   p_lives boolean[], p_qmls timestamptz[], p_dlqs boolean[], p_pids uuid[],
                                                   p_bases bigint[], p_stamps timestamptz[], p_offs bigint[],
@@ -510,29 +513,48 @@ DECLARE
     l_pid  uuid;
     l_off  bigint;
 BEGIN
-    WITH items AS (
-        SELECT pg.created_at, pg.pid, pg.off, st.s, seg.seq, c.qm_lease, c.named,
-               substring(t.hashes FROM ((pg.off - pg.base_offset) * 16 + 1)::integer FOR 16) AS h,
-               q.name::text AS qname, p.name AS pname, q.priority,
-               COALESCE(NULLIF(q.namespace, ''), queen._log_name_ns(q.name)) AS ns,
-               COALESCE(NULLIF(q.task, ''), queen._log_name_task(q.name)) AS task,
+    WITH pg AS (
+        SELECT u.pid, u.base_offset, u.created_at, u.off
+        FROM unnest(p_pids, p_bases, p_stamps, p_offs) AS u(pid, base_offset, created_at, off)
+    ),
+    -- each txns row of the page once: its hashes, its stamp as text and the segment covering its newest frame on the
+    -- page (its other frames are in that segment too when they lie in its range)
+    rw AS MATERIALIZED (
+        SELECT r.pid, r.base_offset, t.hashes, queen._msg_ts(r.created_at) AS ts, sg.base_offset AS sb,
+               sg.end_offset AS se
+        FROM (SELECT pg.pid, pg.base_offset, min(pg.created_at) AS created_at, max(pg.off) AS top
+              FROM pg GROUP BY pg.pid, pg.base_offset) r
+        CROSS JOIN LATERAL (
+            -- probed by both key columns from the page's row: joined as a relation, the planner may reach it through
+            -- the partition (same partition_id) and read the partition's every row per message when its statistics
+            -- say the table is small
+            SELECT t0.hashes FROM queen.log_txns t0
+            WHERE t0.partition_id = r.pid AND t0.base_offset = r.base_offset
+            OFFSET 0
+        ) t
+        LEFT JOIN LATERAL (SELECT s.base_offset, s.end_offset FROM queen.log_segment_at(r.pid, r.top) s) sg ON true
+    ),
+    -- each partition of the page once
+    pt AS MATERIALIZED (
+        SELECT c.pid, c.named, c.thr, c.any_live, c.qm_lease, c.has_dlq, p.name AS pname, q.name::text AS qname,
+               q.priority, COALESCE(NULLIF(q.namespace, ''), queen._log_name_ns(q.name)) AS ns,
+               COALESCE(NULLIF(q.task, ''), queen._log_name_task(q.name)) AS task
+        FROM unnest(p_cands, p_nameds, p_thrs, p_lives, p_qmls, p_dlqs) AS c(pid, named, thr, any_live, qm_lease, has_dlq)
+        JOIN queen.log_partitions p ON p.id = c.pid
+        JOIN queen.queues q ON q.id = p.queue_id
+        WHERE c.pid = ANY (p_pids)
+    ),
+    items AS (
+        SELECT pg.created_at, pg.pid, pg.off, st.s, seg.seq, c.qm_lease, c.named, rw.ts,
+               substring(rw.hashes FROM ((pg.off - pg.base_offset) * 16 + 1)::integer FOR 16) AS h,
+               c.qname, c.pname, c.priority, c.ns, c.task,
                CASE WHEN c.named > 0 THEN
                    (SELECT count(*) FROM queen.log_consumers lc
                     WHERE lc.partition_id = pg.pid AND lc.consumer_group <> '__QUEUE_MODE__' AND lc.committed >= pg.off)
                    ELSE 0 END AS consumed_by
-        FROM unnest(p_pids, p_bases, p_stamps, p_offs) AS pg(pid, base_offset, created_at, off)
-        JOIN unnest(p_cands, p_nameds, p_thrs, p_lives, p_qmls, p_dlqs) AS c(pid, named, thr, any_live, qm_lease, has_dlq)
-            ON c.pid = pg.pid
-        JOIN queen.log_partitions p ON p.id = pg.pid
-        JOIN queen.queues q ON q.id = p.queue_id
-        CROSS JOIN LATERAL (
-            -- probed by both key columns from the page's row: joined as a relation, the planner may reach it through
-            -- p.id (the same partition) and read the partition's every row per message when its statistics say the
-            -- table is small
-            SELECT t0.hashes FROM queen.log_txns t0
-            WHERE t0.partition_id = pg.pid AND t0.base_offset = pg.base_offset
-            OFFSET 0
-        ) t
+        FROM pg
+        JOIN rw ON rw.pid = pg.pid AND rw.base_offset = pg.base_offset
+        JOIN pt c ON c.pid = pg.pid
         CROSS JOIN LATERAL (
             SELECT CASE
                 WHEN c.has_dlq AND EXISTS (SELECT 1 FROM queen.log_dlq d
@@ -544,8 +566,11 @@ BEGIN
             OFFSET 0 -- one status per row (s is read twice below)
         ) st
         CROSS JOIN LATERAL (
-            SELECT COALESCE((SELECT s.base_offset FROM queen.log_segment_at(pg.pid, pg.off) s), pg.base_offset) AS seq
-            OFFSET 0 -- one segment probe per row (seq is read twice below)
+            -- the row's segment when it covers the frame (segments never overlap), else the frame's own probe
+            SELECT COALESCE(CASE WHEN pg.off BETWEEN rw.sb AND rw.se THEN rw.sb
+                                 ELSE (SELECT s.base_offset FROM queen.log_segment_at(pg.pid, pg.off) s) END,
+                            pg.base_offset) AS seq
+            OFFSET 0 -- seq is read twice below
         ) seg
     )
     -- One sort order for every aggregate (one sort), and the page's last row is the last element.
@@ -558,7 +583,7 @@ BEGIN
                'traceId', NULL,
                'txnHash', encode(i.h, 'hex'),
                'busStatus', json_build_object('consumedBy', i.consumed_by, 'totalGroups', i.named),
-               'createdAt', queen._msg_ts(i.created_at),
+               'createdAt', i.ts,
                'namespace', i.ns,
                'partition', i.pname,
                'queuePath', i.qname || '/' || i.pname,
