@@ -40,7 +40,8 @@ BEGIN
   PERFORM qt.eq((SELECT array_agg(x.key) FROM json_object_keys(queen.list_messages(t, w)) x(key)),
                 (SELECT array_agg(x.key) FROM jsonb_object_keys(r) x(key)), 'body keys in jsonb order');
   PERFORM qt.eq((SELECT array_agg(x.key) FROM json_object_keys(queen.list_messages(t, w)->'messages'->0) x(key)),
-                (SELECT array_agg(x.key) FROM jsonb_object_keys(r->'messages'->0) x(key)), 'message keys in jsonb order');
+                (SELECT array_agg(x.key) FROM jsonb_object_keys(r->'messages'->0) x(key)),
+                'message keys in jsonb order');
   PERFORM qt.ok((SELECT bool_and(x->>'status' = 'pending' AND x->>'queueStatus' = 'pending') FROM jsonb_array_elements(r->'messages') x),
                 'all pending');
   -- newest first: b's push is the newest row, then a's second push (offsets 4, 3), then a's first push.

@@ -539,7 +539,8 @@ BEGIN
         SELECT c.pid, c.named, c.thr, c.any_live, c.qm_lease, c.has_dlq, p.name AS pname, q.name::text AS qname,
                q.priority, COALESCE(NULLIF(q.namespace, ''), queen._log_name_ns(q.name)) AS ns,
                COALESCE(NULLIF(q.task, ''), queen._log_name_task(q.name)) AS task
-        FROM unnest(p_cands, p_nameds, p_thrs, p_lives, p_qmls, p_dlqs) AS c(pid, named, thr, any_live, qm_lease, has_dlq)
+        FROM unnest(p_cands, p_nameds, p_thrs, p_lives, p_qmls, p_dlqs)
+             AS c(pid, named, thr, any_live, qm_lease, has_dlq)
         JOIN queen.log_partitions p ON p.id = c.pid
         JOIN queen.queues q ON q.id = p.queue_id
         WHERE c.pid = ANY (p_pids)
