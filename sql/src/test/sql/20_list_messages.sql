@@ -1,5 +1,9 @@
 -- GET /api/v1/messages: queen.list_messages (ENGINE §8.1). Own tenants for isolation.
 
+-- queen.list_messages returns json (its keys already in jsonb's order); the assertions compare jsonb values.
+CREATE OR REPLACE FUNCTION qt.lm(p_tenant uuid, p_filter jsonb) RETURNS jsonb LANGUAGE sql STABLE AS $$
+  SELECT queen.list_messages(p_tenant, p_filter)::jsonb $$;
+
 -- Collected (pid, offset) keys of a listing page, in page order.
 CREATE OR REPLACE FUNCTION qt.lm_keys(r jsonb) RETURNS text[] LANGUAGE sql IMMUTABLE AS $$
   SELECT COALESCE(array_agg((e->>'partitionId') || '@' || ((e->'segment'->>'seq')::bigint + (e->'segment'->>'frameIdx')::bigint)
@@ -28,10 +32,16 @@ BEGIN
   pa := qt.pid('lm.orders', 'a', t); pb := qt.pid('lm.orders', 'b', t);
 
   -- No cursors at all: everything pending, mode none.
-  r := queen.list_messages(t, w);
+  r := qt.lm(t, w);
   PERFORM qt.eq(jsonb_array_length(r->'messages'), 7, 'all 7 frames listed');
   PERFORM qt.eq(r->'mode', '{"hasQueueMode":false,"busGroupsCount":0,"type":"none"}'::jsonb, 'mode none');
   PERFORM qt.eq(r->'nextCursor', 'null'::jsonb, 'short page: no cursor');
+  -- the json text writes every object's keys in jsonb's order: a client parsing it sees what a jsonb gave
+  PERFORM qt.eq((SELECT array_agg(x.key) FROM json_object_keys(queen.list_messages(t, w)) x(key)),
+                (SELECT array_agg(x.key) FROM jsonb_object_keys(r) x(key)), 'body keys in jsonb order');
+  PERFORM qt.eq((SELECT array_agg(x.key) FROM json_object_keys(queen.list_messages(t, w)->'messages'->0) x(key)),
+                (SELECT array_agg(x.key) FROM jsonb_object_keys(r->'messages'->0) x(key)),
+                'message keys in jsonb order');
   PERFORM qt.ok((SELECT bool_and(x->>'status' = 'pending' AND x->>'queueStatus' = 'pending') FROM jsonb_array_elements(r->'messages') x),
                 'all pending');
   -- newest first: b's push is the newest row, then a's second push (offsets 4, 3), then a's first push.
@@ -62,7 +72,7 @@ BEGIN
   PERFORM qt.eq((SELECT count(*)::int FROM queen.log_consumers WHERE partition_id = pa), 1, 'queue-mode cursor row exists');
   UPDATE queen.log_consumers SET committed = 0, batch_end = 1, worker_id = 'w1', lease_expires_at = now() + interval '5 minutes'
   WHERE partition_id = pa AND consumer_group = '__QUEUE_MODE__';
-  r := queen.list_messages(t, w);
+  r := qt.lm(t, w);
   PERFORM qt.eq(r->'mode', '{"hasQueueMode":true,"busGroupsCount":0,"type":"queue"}'::jsonb, 'mode queue');
   PERFORM qt.eq(qt.lm_status(r, pa, 0), 'completed', 'queue-mode cursor passed 0');
   PERFORM qt.eq(qt.lm_status(r, pa, 1), 'processing', 'leased frame');
@@ -76,7 +86,7 @@ BEGIN
   -- Expired lease: not processing any more.
   UPDATE queen.log_consumers SET lease_expires_at = now() - interval '1 second'
   WHERE partition_id = pa AND consumer_group = '__QUEUE_MODE__';
-  r := queen.list_messages(t, w);
+  r := qt.lm(t, w);
   PERFORM qt.eq(qt.lm_status(r, pa, 1), 'pending', 'expired lease -> pending');
   PERFORM qt.eq(qt.lm_item(r, pa, 1)->'leaseExpiresAt', 'null'::jsonb, 'expired lease not reported');
 
@@ -85,23 +95,23 @@ BEGIN
   VALUES (pa, '__QUEUE_MODE__', 2, 'tx-2', '{"v":2}', 'boom', 3);
   UPDATE queen.log_consumers SET committed = 2, batch_end = NULL, worker_id = NULL, lease_expires_at = NULL
   WHERE partition_id = pa AND consumer_group = '__QUEUE_MODE__';
-  r := queen.list_messages(t, w);
+  r := qt.lm(t, w);
   PERFORM qt.eq(qt.lm_status(r, pa, 2), 'dead_letter', 'dead_letter wins over completed');
   PERFORM qt.eq(qt.lm_status(r, pa, 1), 'completed', 'completed');
   PERFORM qt.eq(qt.lm_status(r, pa, 3), 'pending', 'pending after the cursor');
-  r := queen.list_messages(t, w || '{"status":"pending"}');
+  r := qt.lm(t, w || '{"status":"pending"}');
   PERFORM qt.eq(qt.lm_keys(r), ARRAY[pb || '@1', pb || '@0', pa || '@4', pa || '@3'], 'status filter pending');
-  r := queen.list_messages(t, w || '{"status":"completed"}');
+  r := qt.lm(t, w || '{"status":"completed"}');
   PERFORM qt.eq(qt.lm_keys(r), ARRAY[pa || '@1', pa || '@0'], 'status filter completed excludes the DLQ frame');
-  r := queen.list_messages(t, w || '{"status":"processing"}');
+  r := qt.lm(t, w || '{"status":"processing"}');
   PERFORM qt.eq(r->'messages', '[]'::jsonb, 'status filter processing: no live lease');
-  r := queen.list_messages(t, w || '{"status":"bogus"}');
+  r := qt.lm(t, w || '{"status":"bogus"}');
   PERFORM qt.eq(r->'messages', '[]'::jsonb, 'unknown status matches nothing');
   PERFORM qt.eq(r->'mode'->>'type', 'queue', 'mode still reported');
 
   -- A named group on a: named groups first. g1 committed 0 -> only offset 0 completed (queue mode passed 2).
   INSERT INTO queen.log_consumers (partition_id, consumer_group, committed) VALUES (pa, 'g1', 0), (pa, 'g2', 3);
-  r := queen.list_messages(t, w);
+  r := qt.lm(t, w);
   PERFORM qt.eq(r->'mode', '{"hasQueueMode":true,"busGroupsCount":2,"type":"hybrid"}'::jsonb, 'mode hybrid');
   PERFORM qt.eq(qt.lm_status(r, pa, 0), 'completed', 'all named groups passed 0');
   PERFORM qt.eq(qt.lm_status(r, pa, 1), 'pending', 'g1 has not passed 1 (queue mode did): named groups first');
@@ -112,7 +122,7 @@ BEGIN
   -- bus group lease makes the partition processing
   UPDATE queen.log_consumers SET worker_id = 'wb', batch_end = 3, lease_expires_at = now() + interval '1 minute'
   WHERE partition_id = pa AND consumer_group = 'g1';
-  r := queen.list_messages(t, w);
+  r := qt.lm(t, w);
   PERFORM qt.eq(qt.lm_status(r, pa, 1), 'processing', 'bus lease -> processing');
   PERFORM qt.eq(qt.lm_item(r, pa, 1)->'leaseExpiresAt', 'null'::jsonb, 'leaseExpiresAt is the queue-mode lease only');
 
@@ -120,28 +130,28 @@ BEGIN
   -- (the queue-mode pop seeded a cursor on every partition of the queue; b becomes bus-only)
   DELETE FROM queen.log_consumers WHERE partition_id = pb AND consumer_group = '__QUEUE_MODE__';
   INSERT INTO queen.log_consumers (partition_id, consumer_group, committed) VALUES (pb, 'g1', 1);
-  r := queen.list_messages(t, w || '{"queue":"lm.orders","partition":"b"}');
+  r := qt.lm(t, w || '{"queue":"lm.orders","partition":"b"}');
   PERFORM qt.eq(r->'mode', '{"hasQueueMode":false,"busGroupsCount":1,"type":"bus"}'::jsonb, 'mode bus on b');
   PERFORM qt.eq(jsonb_array_length(r->'messages'), 2, 'partition filter');
   PERFORM qt.eq(qt.lm_status(r, pb, 1), 'completed', 'bus group passed -> completed');
 
   -- status filter applies after derivation
-  r := queen.list_messages(t, w || '{"status":"dead_letter"}');
+  r := qt.lm(t, w || '{"status":"dead_letter"}');
   PERFORM qt.eq(qt.lm_keys(r), ARRAY[pa || '@2'], 'status filter dead_letter');
-  r := queen.list_messages(t, w || '{"status":"completed"}');
+  r := qt.lm(t, w || '{"status":"completed"}');
   PERFORM qt.eq(qt.lm_keys(r), ARRAY[pb || '@1', pb || '@0', pa || '@0'], 'status filter completed');
-  r := queen.list_messages(t, w || '{"status":"processing","limit":"2"}');
+  r := qt.lm(t, w || '{"status":"processing","limit":"2"}');
   PERFORM qt.eq(qt.lm_keys(r), ARRAY[pa || '@4', pa || '@3'], 'status filter + limit');
   PERFORM qt.ok(r->>'nextCursor' IS NOT NULL, 'full page -> nextCursor');
-  r := queen.list_messages(t, w || jsonb_build_object('status', 'processing', 'limit', '2', 'cursor', r->>'nextCursor'));
+  r := qt.lm(t, w || jsonb_build_object('status', 'processing', 'limit', '2', 'cursor', r->>'nextCursor'));
   PERFORM qt.eq(qt.lm_keys(r), ARRAY[pa || '@1'], 'status filter cursor page 2');
   PERFORM qt.eq(r->'nextCursor', 'null'::jsonb, 'short page');
 
   -- Other tenant sees nothing
-  r := queen.list_messages('00000000-0000-0000-0000-0000000020a9', w);
+  r := qt.lm('00000000-0000-0000-0000-0000000020a9', w);
   PERFORM qt.eq(r->'messages', '[]'::jsonb, 'foreign tenant sees no messages');
   PERFORM qt.eq(r->'mode'->>'type', 'none', 'foreign tenant mode none');
-  r := queen.list_messages(qt.tenant(), w || '{"queue":"lm.orders"}');
+  r := qt.lm(qt.tenant(), w || '{"queue":"lm.orders"}');
   PERFORM qt.eq(r->'messages', '[]'::jsonb, 'default tenant does not see it either');
 END $$;
 
@@ -159,63 +169,63 @@ BEGIN
   -- explicit namespace/task columns win over the dot-split
   UPDATE queen.queues SET namespace = 'ops', task = 'cleanup' WHERE tenant_id = t AND name = 'plain';
 
-  PERFORM qt.eq(jsonb_array_length(queen.list_messages(t, w)->'messages'), 4, 'all');
-  PERFORM qt.eq(jsonb_array_length(queen.list_messages(t, w || '{"queue":"billing.invoice"}')->'messages'), 2, 'queue');
-  PERFORM qt.eq(jsonb_array_length(queen.list_messages(t, w || '{"queue":"billing"}')->'messages'), 0, 'queue is exact');
-  PERFORM qt.eq(jsonb_array_length(queen.list_messages(t, w || '{"partition":"eu"}')->'messages'), 3, 'partition across queues');
-  PERFORM qt.eq(jsonb_array_length(queen.list_messages(t, w || '{"namespace":"billing"}')->'messages'), 3, 'namespace');
-  PERFORM qt.eq(jsonb_array_length(queen.list_messages(t, w || '{"ns":"billing"}')->'messages'), 3, 'ns alias');
-  PERFORM qt.eq(jsonb_array_length(queen.list_messages(t, w || '{"namespace":"billing","task":"refund"}')->'messages'), 1, 'task');
-  r := queen.list_messages(t, w || '{"namespace":"ops"}');
+  PERFORM qt.eq(jsonb_array_length(qt.lm(t, w)->'messages'), 4, 'all');
+  PERFORM qt.eq(jsonb_array_length(qt.lm(t, w || '{"queue":"billing.invoice"}')->'messages'), 2, 'queue');
+  PERFORM qt.eq(jsonb_array_length(qt.lm(t, w || '{"queue":"billing"}')->'messages'), 0, 'queue is exact');
+  PERFORM qt.eq(jsonb_array_length(qt.lm(t, w || '{"partition":"eu"}')->'messages'), 3, 'partition across queues');
+  PERFORM qt.eq(jsonb_array_length(qt.lm(t, w || '{"namespace":"billing"}')->'messages'), 3, 'namespace');
+  PERFORM qt.eq(jsonb_array_length(qt.lm(t, w || '{"ns":"billing"}')->'messages'), 3, 'ns alias');
+  PERFORM qt.eq(jsonb_array_length(qt.lm(t, w || '{"namespace":"billing","task":"refund"}')->'messages'), 1, 'task');
+  r := qt.lm(t, w || '{"namespace":"ops"}');
   PERFORM qt.eq(jsonb_array_length(r->'messages'), 1, 'namespace column');
   PERFORM qt.eq(r->'messages'->0->>'task', 'cleanup', 'task column');
-  PERFORM qt.eq(jsonb_array_length(queen.list_messages(t, w || '{"namespace":"plain"}')->'messages'), 0, 'column wins over split');
+  PERFORM qt.eq(jsonb_array_length(qt.lm(t, w || '{"namespace":"plain"}')->'messages'), 0, 'column wins over split');
   UPDATE queen.queues SET priority = 7 WHERE tenant_id = t AND name = 'plain';
-  PERFORM qt.eq(queen.list_messages(t, w || '{"queue":"plain"}')->'messages'->0->'queuePriority', '7'::jsonb, 'queuePriority');
+  PERFORM qt.eq(qt.lm(t, w || '{"queue":"plain"}')->'messages'->0->'queuePriority', '7'::jsonb, 'queuePriority');
 
   -- limit/offset
-  r := queen.list_messages(t, w || '{"limit":"2"}');
+  r := qt.lm(t, w || '{"limit":"2"}');
   PERFORM qt.eq(qt.lm_keys(r), ARRAY[p3 || '@0', p2 || '@0'], 'limit 2');
   PERFORM qt.ok(r->>'nextCursor' IS NOT NULL, 'full page has a cursor');
-  r := queen.list_messages(t, w || '{"limit":"2","offset":"2"}');
+  r := qt.lm(t, w || '{"limit":"2","offset":"2"}');
   PERFORM qt.eq(qt.lm_keys(r), ARRAY[p1 || '@1', p1 || '@0'], 'offset 2');
-  r := queen.list_messages(t, w || '{"limit":"2","offset":"3"}');
+  r := qt.lm(t, w || '{"limit":"2","offset":"3"}');
   PERFORM qt.eq(qt.lm_keys(r), ARRAY[p1 || '@0'], 'offset 3');
   PERFORM qt.eq(r->'nextCursor', 'null'::jsonb, 'short page no cursor');
-  PERFORM qt.eq(jsonb_array_length(queen.list_messages(t, w || '{"limit":"abc"}')->'messages'), 4, 'bad limit -> default');
+  PERFORM qt.eq(jsonb_array_length(qt.lm(t, w || '{"limit":"abc"}')->'messages'), 4, 'bad limit -> default');
 
   -- window: the txns row of 'plain' is 2 h old -> outside the default window, inside an explicit one
   UPDATE queen.log_txns SET created_at = now() - interval '2 hours' WHERE partition_id = p3;
-  PERFORM qt.eq(jsonb_array_length(queen.list_messages(t, '{}')->'messages'), 3, 'default window: now-1h .. minute+1');
-  PERFORM qt.eq(jsonb_array_length(queen.list_messages(t, NULL)->'messages'), 3, 'NULL filter = defaults');
-  r := queen.list_messages(t, jsonb_build_object('from', now() - interval '3 hours', 'to', now() - interval '1 hour'));
+  PERFORM qt.eq(jsonb_array_length(qt.lm(t, '{}')->'messages'), 3, 'default window: now-1h .. minute+1');
+  PERFORM qt.eq(jsonb_array_length(qt.lm(t, NULL)->'messages'), 3, 'NULL filter = defaults');
+  r := qt.lm(t, jsonb_build_object('from', now() - interval '3 hours', 'to', now() - interval '1 hour'));
   PERFORM qt.eq(qt.lm_keys(r), ARRAY[p3 || '@0'], 'explicit window');
   -- from inclusive, to exclusive
-  r := queen.list_messages(t, jsonb_build_object('from', now() - interval '2 hours', 'to', now()));
+  r := qt.lm(t, jsonb_build_object('from', now() - interval '2 hours', 'to', now()));
   PERFORM qt.eq(qt.lm_keys(r), ARRAY[p3 || '@0'], 'from inclusive');
-  r := queen.list_messages(t, jsonb_build_object('from', now() - interval '3 hours', 'to', now() - interval '2 hours'));
+  r := qt.lm(t, jsonb_build_object('from', now() - interval '3 hours', 'to', now() - interval '2 hours'));
   PERFORM qt.eq(r->'messages', '[]'::jsonb, 'to exclusive');
   -- default "to" is the next minute boundary: a row stamped 30 s in the future of the current minute is still in
   UPDATE queen.log_txns SET created_at = date_trunc('minute', now()) + interval '59 seconds' WHERE partition_id = p3;
-  PERFORM qt.eq(jsonb_array_length(queen.list_messages(t, '{}')->'messages'), 4, 'to = minute(now) + 1 min');
+  PERFORM qt.eq(jsonb_array_length(qt.lm(t, '{}')->'messages'), 4, 'to = minute(now) + 1 min');
   UPDATE queen.log_txns SET created_at = date_trunc('minute', now()) + interval '1 minute' WHERE partition_id = p3;
-  PERFORM qt.eq(jsonb_array_length(queen.list_messages(t, '{}')->'messages'), 3, 'exclusive default to');
+  PERFORM qt.eq(jsonb_array_length(qt.lm(t, '{}')->'messages'), 3, 'exclusive default to');
 
   -- segment gone (retention): seq falls back to the txns base offset
   DELETE FROM queen.log_segments WHERE partition_id = p1;
-  r := queen.list_messages(t, w || '{"queue":"billing.invoice"}');
+  r := qt.lm(t, w || '{"queue":"billing.invoice"}');
   PERFORM qt.eq(r->'messages'->0->'segment', '{"seq":0,"frameIdx":1}'::jsonb, 'seq without a segment');
 
   -- bad input
-  PERFORM qt.eq(queen.list_messages(t, '{"from":"yesterday-ish"}')->>'error', 'invalid from: yesterday-ish',
+  PERFORM qt.eq(qt.lm(t, '{"from":"yesterday-ish"}')->>'error', 'invalid from: yesterday-ish',
                 'bad from -> error naming from');
-  PERFORM qt.eq(queen.list_messages(t, '{"to":"nope"}')->>'error', 'invalid to: nope', 'bad to -> error naming to');
-  PERFORM qt.eq(queen.list_messages(t, '{"from":"2026-01-01T00:00:00Z","to":"nope"}')->>'error', 'invalid to: nope',
+  PERFORM qt.eq(qt.lm(t, '{"to":"nope"}')->>'error', 'invalid to: nope', 'bad to -> error naming to');
+  PERFORM qt.eq(qt.lm(t, '{"from":"2026-01-01T00:00:00Z","to":"nope"}')->>'error', 'invalid to: nope',
                 'good from, bad to -> error naming to');
-  PERFORM qt.ok(queen.list_messages(t, '{"cursor":"!!!"}') ? 'error', 'bad cursor -> error');
-  PERFORM qt.eq(queen.list_messages(t, '{"cursor":"AQ"}')->>'error', 'invalid cursor', 'short cursor -> error');
+  PERFORM qt.ok(qt.lm(t, '{"cursor":"!!!"}') ? 'error', 'bad cursor -> error');
+  PERFORM qt.eq(qt.lm(t, '{"cursor":"AQ"}')->>'error', 'invalid cursor', 'short cursor -> error');
   -- a DLQ cursor is not a listing cursor
-  PERFORM qt.ok(queen.list_messages(t, jsonb_build_object('cursor', queen._msg_cursor_encode(2, now(), p1, 0))) ? 'error',
+  PERFORM qt.ok(qt.lm(t, jsonb_build_object('cursor', queen._msg_cursor_encode(2, now(), p1, 0))) ? 'error',
                 'cursor kind checked');
 END $$;
 
@@ -256,10 +266,10 @@ BEGIN
   FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id
   WHERE x.partition_id = p.id AND q.tenant_id = t AND x.base_offset = 0;
   -- the expected listing (offset paging, one big page), same order
-  want := qt.lm_keys(queen.list_messages(t, w || '{"limit":"1000"}'));
+  want := qt.lm_keys(qt.lm(t, w || '{"limit":"1000"}'));
   PERFORM qt.eq(cardinality(want), (SELECT sum(1 + (g % 4))::int FROM generate_series(1, 12) g), 'frame count');
 
-  r := queen.list_messages(t, w || '{"limit":"4"}');
+  r := qt.lm(t, w || '{"limit":"4"}');
   LOOP
     pg := pg + 1;
     seen := seen || qt.lm_keys(r);
@@ -268,13 +278,13 @@ BEGIN
     PERFORM qt.ok(jsonb_array_length(r->'messages') = 4, 'cursor only on a full page');
     -- new rows land between pages (newer than the cursor: never listed in later pages)
     PERFORM qt.push('lm.page', 'p' || (pg % 3), 10000 + pg * 10, 2, t);
-    r := queen.list_messages(t, w || jsonb_build_object('limit', '4', 'cursor', cur, 'offset', '999'));
+    r := qt.lm(t, w || jsonb_build_object('limit', '4', 'cursor', cur, 'offset', '999'));
     EXIT WHEN pg > 100;
   END LOOP;
   PERFORM qt.eq(seen, want, 'cursor pages = the snapshot listing, each row once, in order');
   PERFORM qt.eq((SELECT count(DISTINCT s)::int FROM unnest(seen) s), cardinality(seen), 'no duplicates');
 
   -- offset paging after the inserts sees the new rows first
-  r := queen.list_messages(t, w || '{"limit":"1000"}');
+  r := qt.lm(t, w || '{"limit":"1000"}');
   PERFORM qt.eq(jsonb_array_length(r->'messages'), cardinality(want) + 2 * (pg - 1), 'new rows are listed afterwards');
 END $$;
