@@ -132,10 +132,7 @@ class RedriveIT {
       }
       var body = new JsonObject().put("queue", q).put("maxPerSecond", 100)
           .put("destination", new JsonObject().put("queue", dst)).encode();
-      var r = http.send(HttpRequest.newBuilder(URI.create(a.baseUrl() + "/api/v1/dlq/redrive"))
-          .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
-      assertThat(r.statusCode()).isEqualTo(201);
-      id = new JsonObject(r.body()).getString("taskId");
+      id = createOn(a, http, q, body);
       String taskId = id;
       Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> TestDatabase.queryLong(DB,
           "SELECT moved FROM queen.dlq_redrive_tasks WHERE id = '" + taskId + "'") >= 100);
@@ -151,6 +148,28 @@ class RedriveIT {
       var task = b.get("/api/v1/dlq/redrive/" + id).json();
       // a move in flight at the kill may not have been counted; none was made twice (dedup on dlq:<id>)
       assertThat(task.getLong("moved") + task.getLong("duplicate")).isBetween(999L, 1000L);
+    }
+  }
+
+  /**
+   * Starts the redrive task on node {@code a}. A CI run once saw this POST get no answer for four minutes (a request
+   * without a timeout): the request now times out after 20 s and, when the task was not created meanwhile, is sent
+   * again; a node that answers neither time fails the test with its log.
+   */
+  private static String createOn(BrokerProcess a, HttpClient http, String q, String body) throws Exception {
+    for (int attempt = 1; ; attempt++) {
+      try {
+        var r = http.send(HttpRequest.newBuilder(URI.create(a.baseUrl() + "/api/v1/dlq/redrive"))
+            .timeout(Duration.ofSeconds(20)).POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+            HttpResponse.BodyHandlers.ofString());
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(201);
+        return new JsonObject(r.body()).getString("taskId");
+      } catch (java.net.http.HttpTimeoutException e) {
+        String created = TestDatabase.queryString(DB,
+            "SELECT id::text FROM queen.dlq_redrive_tasks WHERE queue = '" + q + "' AND status = 'running'");
+        if (created != null) return created;
+        if (attempt == 2) throw new AssertionError("node gave no answer to POST /api/v1/dlq/redrive:\n" + a.log(), e);
+      }
     }
   }
 
