@@ -29,9 +29,6 @@ DECLARE
     v_group       text := COALESCE(NULLIF(p_group, ''), '__QUEUE_MODE__');
     v_worker      text := COALESCE(p_worker, '');
     v_n           integer := COALESCE(cardinality(p_hashes), 0);
-    v_retry_limit integer;
-    v_dlq_on      boolean;
-    v_tstart      bigint;
     v_c           record;
     v_has_lease   boolean;
     v_lo          bigint;
@@ -76,9 +73,6 @@ BEGIN
         END IF;
         RETURN jsonb_build_object('ok', false, 'error', 'partition not owned by tenant');
     END IF;
-    v_retry_limit := v_c.retry_limit;
-    v_dlq_on := v_c.dlq_on;
-    v_tstart := v_c.txns_start;
 
     -- The lease is checked only when a worker is given; a lease-less ack still advances the cursor.
     IF v_worker <> '' AND (v_c.worker_id IS DISTINCT FROM v_worker
@@ -103,7 +97,7 @@ BEGIN
     END IF;
 
     v_has_lease := v_c.batch_end IS NOT NULL;
-    v_lo := GREATEST(v_c.committed + 1, v_tstart);
+    v_lo := GREATEST(v_c.committed + 1, v_c.txns_start);
     v_hi := CASE WHEN v_has_lease THEN v_c.batch_end END;    -- NULL = unbounded (lease-less)
 
     v_st := '{}';
@@ -192,7 +186,7 @@ BEGIN
     -- dlq hand-off: explicit 'dlq', or 'failed' with the budget spent and the DLQ enabled. Advance to the completed
     -- prefix and KEEP the lease; the broker snapshots the poison frame and calls log_dlq_head.
     IF v_has_lease AND (v_sig_kind = 'dlq'
-                        OR (v_sig_kind = 'failed' AND v_c.batch_retry_count >= v_retry_limit AND v_dlq_on)) THEN
+                        OR (v_sig_kind = 'failed' AND v_c.batch_retry_count >= v_c.retry_limit AND v_c.dlq_on)) THEN
         UPDATE queen.log_consumers c SET
             committed = v_new,
             total_consumed = c.total_consumed + v_delta
@@ -207,7 +201,7 @@ BEGIN
 
     IF v_has_lease AND v_sig_kind = 'failed' THEN
         v_retry_ct := v_c.batch_retry_count;
-        IF v_retry_ct < v_retry_limit THEN
+        IF v_retry_ct < v_c.retry_limit THEN
             -- Budget left: charge once, release; everything from the poison on redelivers.
             UPDATE queen.log_consumers c SET
                 committed = v_new,
