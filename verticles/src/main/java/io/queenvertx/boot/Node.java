@@ -110,8 +110,10 @@ public final class Node implements AutoCloseable {
       ids.add(await(vertx.deployVerticle(() -> new SegmentDecoderVerticle(pool, frameDecoder),
           new DeploymentOptions(worker).setInstances(2))));
       ids.add(await(vertx.deployVerticle(new LogWriterVerticle(ctx, cipher), new DeploymentOptions(worker))));
+      // One consumer per event loop (consecutive contexts take consecutive loops), so the HTTP routes of every loop
+      // find one on their own thread (ConsumerInbox).
       ids.add(await(vertx.deployVerticle(() -> new ConsumerVerticle(ctx, frameDecoder),
-          new DeploymentOptions().setInstances(effective.http().instances()))));
+          new DeploymentOptions().setInstances(eventLoops(vertx)))));
       ids.add(await(vertx.deployVerticle(new DlqMoverVerticle(ctx, cipher), new DeploymentOptions(worker))));
       ids.add(await(vertx.deployVerticle(new RetentionVerticle(ctx))));
       ids.add(await(vertx.deployVerticle(new io.queenvertx.dlq.RedriveVerticle(ctx, effective.maintenance().redriveStaleMs()))));
@@ -310,5 +312,12 @@ public final class Node implements AutoCloseable {
 
   static <T> T await(Future<T> f) throws Exception {
     return f.toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
+  }
+
+  /** The number of event loops of this Vert.x instance. */
+  private static int eventLoops(Vertx vertx) {
+    int n = 0;
+    for (var ignored : ((io.vertx.core.internal.VertxInternal) vertx).nettyEventLoopGroup()) n++;
+    return Math.max(1, n);
   }
 }

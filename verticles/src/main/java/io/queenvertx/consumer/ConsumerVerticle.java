@@ -17,6 +17,8 @@ import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.eventbus.Message;
+import io.vertx.core.internal.ContextInternal;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
@@ -27,8 +29,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The consumer, deployed with one instance per core (each with its own gates; every instance hears every
- * {@code landed}): pop (claim a lease on partitions with work for the group), ack, lease extension, and long-poll
+ * The consumer, deployed with one instance per event loop (each with its own gates; every instance hears every
+ * {@code landed}), so the HTTP routes of each event loop reach one on their own thread ({@link ConsumerInbox}): pop (claim a lease on partitions with work for the group), ack, lease extension, and long-poll
  * parking. A parked pop holds no database connection; it is retried when a {@code landed} announcement for its
  * (tenant, queue) arrives from any node, and on a slow safety re-poll with backoff (API.md §5.4).
  */
@@ -38,7 +40,7 @@ public final class ConsumerVerticle extends VerticleBase {
 
   /** One parked long poll. */
   private final class Waiter {
-    final Message<PopCommand> msg;
+    final ConsumerInbox.Reply<Buffer> reply;
     final PopCommand cmd;
     final String worker;
     final long deadline;
@@ -47,9 +49,9 @@ public final class ConsumerVerticle extends VerticleBase {
     long timer = -1;
     boolean done;
 
-    Waiter(Message<PopCommand> msg, String worker) {
-      this.msg = msg;
-      this.cmd = msg.body();
+    Waiter(PopCommand cmd, ConsumerInbox.Reply<Buffer> reply, String worker) {
+      this.reply = reply;
+      this.cmd = cmd;
       this.worker = worker;
       this.deadline = System.currentTimeMillis() + Math.max(0, cmd.timeoutMs());
       this.gate = cmd.queue() == null ? LongPollGates.anyGate(cmd.tenant().toString())
@@ -73,14 +75,13 @@ public final class ConsumerVerticle extends VerticleBase {
   public Future<?> start() {
     acks = new Acks(node, vertx);
     pops = PopFusion.of(vertx, node.pool());
+    ConsumerInbox.register(vertx, this);
     var bus = vertx.eventBus();
     bus.<JsonObject>consumer(Addresses.LANDED, m -> onLanded(m.body()));
     node.metrics().stats.parkedSource(context, gates::sizes);
     return Future.all(
-        bus.<PopCommand>localConsumer(Addresses.POP, this::onPop).completion(),
-        bus.<AckCommand>localConsumer(Addresses.ACK, m -> acks.ack(m.body())
-            .onSuccess(r -> m.reply(r, LocalCodec.OPTIONS))
-            .onFailure(e -> m.fail(500, e.getMessage()))).completion(),
+        bus.<PopCommand>localConsumer(Addresses.POP, m -> pop(m.body(), busReply(m))).completion(),
+        bus.<AckCommand>localConsumer(Addresses.ACK, m -> ack(m.body(), busReply(m))).completion(),
         bus.<LeaseCommand>localConsumer(Addresses.LEASE, this::onLease).completion(),
         bus.<JsonObject>localConsumer(Addresses.DLQ_FILE, m -> {
           JsonObject d = m.body();
@@ -95,6 +96,31 @@ public final class ConsumerVerticle extends VerticleBase {
         }).completion());
   }
 
+  @Override
+  public Future<?> stop() {
+    ConsumerInbox.unregister(vertx, this);
+    return Future.succeededFuture();
+  }
+
+  /** This verticle's context, for {@link ConsumerInbox}'s direct calls. */
+  ContextInternal ownContext() {
+    return (ContextInternal) context;
+  }
+
+  private static <T> ConsumerInbox.Reply<T> busReply(Message<?> m) {
+    return new ConsumerInbox.Reply<>() {
+      @Override
+      public void ok(T value) {
+        m.reply(value, LocalCodec.OPTIONS);
+      }
+
+      @Override
+      public void fail(int code, String message) {
+        m.fail(code, message);
+      }
+    };
+  }
+
   /** Instances share the node's gauge: each adds the change of its own count. */
   private void reportParked() {
     long now = gates.parked();
@@ -104,9 +130,15 @@ public final class ConsumerVerticle extends VerticleBase {
 
   // ---- pop --------------------------------------------------------------------------------------------------
 
-  private void onPop(Message<PopCommand> msg) {
+  void pop(PopCommand cmd, ConsumerInbox.Reply<Buffer> reply) {
     node.metrics().popRequests.increment();
-    attempt(new Waiter(msg, UuidV7.next().toString()));
+    attempt(new Waiter(cmd, reply, UuidV7.next().toString()));
+  }
+
+  // ---- ack --------------------------------------------------------------------------------------------------
+
+  void ack(AckCommand cmd, ConsumerInbox.Reply<JsonArray> reply) {
+    acks.ack(cmd).onSuccess(reply::ok).onFailure(e -> reply.fail(500, e.getMessage()));
   }
 
   private void attempt(Waiter w) {
@@ -118,7 +150,7 @@ public final class ConsumerVerticle extends VerticleBase {
         log.warn("pop failed: {}", ar.cause().getMessage());
         node.metrics().stats.dbError();
         finish(w);
-        w.msg.fail(500, "pop failed");
+        w.reply.fail(500, "pop failed");
         return;
       }
       Buffer body = ar.result();
@@ -127,7 +159,7 @@ public final class ConsumerVerticle extends VerticleBase {
         finish(w);
         if (body == null) node.metrics().emptyPops.increment();
         node.metrics().stats.pop(w.cmd.tenant(), w.cmd.queue(), body == null, System.nanoTime() - t0);
-        w.msg.reply(body, LocalCodec.OPTIONS);
+        w.reply.ok(body);
         return;
       }
       park(w, now);

@@ -57,7 +57,7 @@ final class AckRoutes {
       ErrorContract.send(ctx, 200, Buffer.buffer("[]"));
       return;
     }
-    Bus.<JsonArray>request(vertx, Addresses.ACK, new AckCommand(Tenancy.of(ctx), items))
+    Bus.ack(vertx, new AckCommand(Tenancy.of(ctx), items))
         .onSuccess(r -> ErrorContract.send(ctx, 200, r))
         .onFailure(ctx::fail);
   }

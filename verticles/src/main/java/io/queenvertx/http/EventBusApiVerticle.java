@@ -17,10 +17,8 @@ import io.queenvertx.codec.api.PopRequest;
 import io.queenvertx.codec.api.PushRequest;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
-import io.vertx.core.buffer.Buffer;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.json.Json;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -105,7 +103,7 @@ public final class EventBusApiVerticle extends VerticleBase {
     var cmd = new PopCommand(c.tenant(), r.queue(), r.partition(), null, null,
         queueMode ? PopRoutes.QUEUE_MODE : group, r.batch() <= 0 ? 200 : r.batch(), 1, r.autoAck(), r.longPoll(),
         r.timeoutMs(), r.leaseSeconds(), mode, null);
-    return Bus.<Buffer>request(vertx, Addresses.POP, cmd)
+    return Bus.pop(vertx, cmd)
         .map(b -> b == null ? new ApiReply(204, null) : new ApiReply(200, b.toString(StandardCharsets.UTF_8)));
   }
 
@@ -122,7 +120,7 @@ public final class EventBusApiVerticle extends VerticleBase {
           a.error() == null || a.error().isEmpty() ? null : a.error(), group));
     }
     if (items.isEmpty()) return Future.succeededFuture(new ApiReply(200, "[]"));
-    return Bus.<JsonArray>request(vertx, Addresses.ACK, new AckCommand(c.tenant(), items))
+    return Bus.ack(vertx, new AckCommand(c.tenant(), items))
         .map(a -> new ApiReply(200, a.encode()));
   }
 

@@ -2,10 +2,8 @@ package io.queenvertx.http;
 
 import io.queenvertx.boot.Config;
 import io.queenvertx.boot.NodeContext;
-import io.queenvertx.bus.Addresses;
 import io.queenvertx.bus.PopCommand;
 import io.vertx.core.Vertx;
-import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
@@ -90,7 +88,7 @@ final class PopRoutes {
     var cmd = new PopCommand(Tenancy.of(ctx), discovery ? null : queue, discovery ? null : partition,
         discovery && !isEmpty(namespace) ? namespace : null, discovery && !isEmpty(task) ? task : null,
         effectiveGroup, batch, partition != null ? 1 : partitions, autoAck, wait, timeout, leaseSeconds, mode, from);
-    Bus.<Buffer>request(vertx, Addresses.POP, cmd)
+    Bus.pop(vertx, cmd)
         .onSuccess(body -> {
           if (body == null) ErrorContract.noContent(ctx);
           else ErrorContract.send(ctx, 200, body);

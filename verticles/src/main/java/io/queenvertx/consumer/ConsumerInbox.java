@@ -1,0 +1,100 @@
+package io.queenvertx.consumer;
+
+import io.queenvertx.bus.AckCommand;
+import io.queenvertx.bus.PopCommand;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.eventbus.ReplyFailure;
+import io.vertx.core.internal.ContextInternal;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.shareddata.Shareable;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The HTTP pop and ack routes' way into the consumer verticle that runs on their own event loop: a direct call on the
+ * same thread instead of an event-bus request, so a pop or an ack crosses no thread on its way in or out (no message,
+ * no reply address, no timeout timer, no wake-up of another event loop). The consumer is deployed once per event loop
+ * ({@code Node}), so every HTTP event loop has one; a caller on a thread without one gets {@code null} and uses the
+ * event bus ({@code Addresses.POP} / {@code Addresses.ACK}), which the other callers (webhooks, the event-bus API)
+ * always use and which behaves the same.
+ *
+ * <p>The call runs on the consumer's own context ({@link ContextInternal#emit}), so its timers and state stay its
+ * own; its answer completes a promise of the caller's context. A failure arrives as the same {@link ReplyException}
+ * (recipient failure, status code, text) that the event-bus request would have failed with.
+ */
+public final class ConsumerInbox implements Shareable {
+  private static final String MAP = "queen.consumer";
+  private static final String KEY = "inbox";
+
+  /** Where a consumer sends its answer: the event-bus message it serves or a direct caller's promise. */
+  interface Reply<T> {
+    void ok(T value);
+
+    void fail(int code, String message);
+
+    static <T> Reply<T> of(Promise<T> promise) {
+      return new Reply<>() {
+        @Override
+        public void ok(T value) {
+          promise.tryComplete(value);
+        }
+
+        @Override
+        public void fail(int code, String message) {
+          promise.tryFail(new ReplyException(ReplyFailure.RECIPIENT_FAILURE, code, message));
+        }
+      };
+    }
+  }
+
+  private final Map<Thread, ConsumerVerticle> byLoop = new ConcurrentHashMap<>();
+
+  private ConsumerInbox() {}
+
+  private static ConsumerInbox of(Vertx vertx) {
+    var map = vertx.sharedData().<String, ConsumerInbox>getLocalMap(MAP);
+    ConsumerInbox inbox = map.get(KEY);
+    if (inbox != null) return inbox;
+    ConsumerInbox fresh = new ConsumerInbox();
+    inbox = map.putIfAbsent(KEY, fresh);
+    return inbox != null ? inbox : fresh;
+  }
+
+  /** Called by a consumer on its own event loop when it starts. */
+  static void register(Vertx vertx, ConsumerVerticle consumer) {
+    of(vertx).byLoop.putIfAbsent(Thread.currentThread(), consumer);
+  }
+
+  /** Called by a consumer on its own event loop when it stops: callers on this loop use the event bus again. */
+  static void unregister(Vertx vertx, ConsumerVerticle consumer) {
+    of(vertx).byLoop.remove(Thread.currentThread(), consumer);
+  }
+
+  /** A pop served by the consumer of the calling event loop, or {@code null} when this loop has none. */
+  public static Future<Buffer> pop(Vertx vertx, PopCommand cmd) {
+    ConsumerVerticle consumer = local(vertx);
+    if (consumer == null) return null;
+    Promise<Buffer> answer = ((ContextInternal) Vertx.currentContext()).promise();
+    consumer.ownContext().emit(cmd, c -> consumer.pop(c, Reply.of(answer)));
+    return answer.future();
+  }
+
+  /** An ack served by the consumer of the calling event loop, or {@code null} when this loop has none. */
+  public static Future<JsonArray> ack(Vertx vertx, AckCommand cmd) {
+    ConsumerVerticle consumer = local(vertx);
+    if (consumer == null) return null;
+    Promise<JsonArray> answer = ((ContextInternal) Vertx.currentContext()).promise();
+    consumer.ownContext().emit(cmd, c -> consumer.ack(c, Reply.of(answer)));
+    return answer.future();
+  }
+
+  private static ConsumerVerticle local(Vertx vertx) {
+    if (Vertx.currentContext() == null) return null;
+    ConsumerVerticle consumer = of(vertx).byLoop.get(Thread.currentThread());
+    return consumer != null && consumer.ownContext().inThread() ? consumer : null;
+  }
+}
