@@ -133,9 +133,10 @@ public final class Node implements AutoCloseable {
         }
         throw e;
       }
-      log.info("ready: queen-vertx {} node {} at http://{}:{} data dir {} PostgreSQL {} cluster {}", Config.VERSION,
-          effective.serverId(), effective.http().bindAddress(), effective.http().port(), pg.dataDir(),
-          embedded.isPresent() ? "embedded at " + describe(db) : describe(db), membership(effective, vertx));
+      log.info("ready: queen-vertx {} node {} at http://{}:{} data dir {} PostgreSQL {} cluster {} transport {}",
+          Config.VERSION, effective.serverId(), effective.http().bindAddress(), effective.http().port(), pg.dataDir(),
+          embedded.isPresent() ? "embedded at " + describe(db) : describe(db), membership(effective, vertx),
+          vertx.isNativeTransportEnabled() ? "native" : "nio (" + vertx.unavailableNativeTransportCause() + ")");
       return new Node(effective, embedded, vertx, pool, ids, cache, gate);
     } catch (Exception e) {
       if (vertx != null) vertx.close();
