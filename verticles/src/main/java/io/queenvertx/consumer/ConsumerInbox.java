@@ -79,7 +79,7 @@ public final class ConsumerInbox implements Shareable {
     ConsumerVerticle consumer = local(vertx);
     if (consumer == null) return null;
     Promise<Buffer> answer = ((ContextInternal) Vertx.currentContext()).promise();
-    consumer.ownContext().emit(cmd, c -> consumer.pop(c, Reply.of(answer)));
+    consumer.ownContext().emit(cmd, c -> guarded(answer, () -> consumer.pop(c, Reply.of(answer))));
     return answer.future();
   }
 
@@ -88,8 +88,17 @@ public final class ConsumerInbox implements Shareable {
     ConsumerVerticle consumer = local(vertx);
     if (consumer == null) return null;
     Promise<JsonArray> answer = ((ContextInternal) Vertx.currentContext()).promise();
-    consumer.ownContext().emit(cmd, c -> consumer.ack(c, Reply.of(answer)));
+    consumer.ownContext().emit(cmd, c -> guarded(answer, () -> consumer.ack(c, Reply.of(answer))));
     return answer.future();
+  }
+
+  /** A consumer handler that throws fails its caller at once instead of leaving the request without an answer. */
+  private static void guarded(Promise<?> answer, Runnable call) {
+    try {
+      call.run();
+    } catch (RuntimeException e) {
+      answer.tryFail(new ReplyException(ReplyFailure.RECIPIENT_FAILURE, 500, e.getMessage()));
+    }
   }
 
   private static ConsumerVerticle local(Vertx vertx) {
