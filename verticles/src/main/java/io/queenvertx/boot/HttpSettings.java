@@ -7,11 +7,13 @@ package io.queenvertx.boot;
  * @param bindAddress {@code QUEEN_BIND_ADDR}, else {@code HOST} ("0.0.0.0"): a host or IP address; one with a port is
  *     fatal
  * @param maxBodyBytes {@code QUEEN_MAX_BODY_BYTES} (64 MiB): a larger request body is answered 413
- * @param instances {@code QUEEN_HTTP_INSTANCES} (the number of cores, at least 1): instances of the HTTP verticle and
- *     of the consumer verticle
+ * @param instances {@code QUEEN_HTTP_INSTANCES} (the number of cores, at least 1): instances of the HTTP verticle
  * @param accessLog {@code QUEEN_ACCESS_LOG} (off): log every request, not only the failed ones
+ * @param eventLoops {@code QUEEN_EVENT_LOOPS} (twice the number of cores, Vert.x's default; at least 1): event-loop
+ *     threads of the node; the consumer verticle runs one instance on each
  */
-public record HttpSettings(int port, String bindAddress, long maxBodyBytes, int instances, boolean accessLog) {
+public record HttpSettings(int port, String bindAddress, long maxBodyBytes, int instances, boolean accessLog,
+                           int eventLoops) {
   public static final int DEFAULT_PORT = 6632;
   public static final String DEFAULT_BIND_ADDRESS = "0.0.0.0";
   public static final long DEFAULT_MAX_BODY_BYTES = 64L * 1024 * 1024;
@@ -26,11 +28,12 @@ public record HttpSettings(int port, String bindAddress, long maxBodyBytes, int 
         bind,
         e.lng("QUEEN_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES),
         Math.max(1, e.integer("QUEEN_HTTP_INSTANCES", Runtime.getRuntime().availableProcessors())),
-        e.bool("QUEEN_ACCESS_LOG", false));
+        e.bool("QUEEN_ACCESS_LOG", false),
+        Math.max(1, e.integer("QUEEN_EVENT_LOOPS", 2 * Runtime.getRuntime().availableProcessors())));
   }
 
   /** The same settings on another port. */
   public HttpSettings withPort(int newPort) {
-    return new HttpSettings(newPort, bindAddress, maxBodyBytes, instances, accessLog);
+    return new HttpSettings(newPort, bindAddress, maxBodyBytes, instances, accessLog, eventLoops);
   }
 }

@@ -214,7 +214,7 @@ public final class Node implements AutoCloseable {
   }
 
   private static Vertx createVertx(Config config, BrokerMetrics metrics) throws Exception {
-    var options = new VertxOptions().setPreferNativeTransport(true)
+    var options = new VertxOptions().setPreferNativeTransport(true).setEventLoopPoolSize(config.http().eventLoops())
         .setMetricsOptions(new io.vertx.micrometer.MicrometerMetricsOptions().setEnabled(true)
             .setJvmMetricsEnabled(true)
             .setPrometheusOptions(new io.vertx.micrometer.VertxPrometheusOptions().setEnabled(true)));

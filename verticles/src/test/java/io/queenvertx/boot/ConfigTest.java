@@ -99,7 +99,7 @@ class ConfigTest {
         "QUEEN_CLUSTER_MEMBERS", "10.0.0.1", "JWT_ENABLED", "on", "JWT_SECRET", "s", "FILE_BUFFER_FLUSH_MS", "250"));
     Config moved = c.withPort(7001);
     assertThat(moved.http()).isEqualTo(new HttpSettings(7001, c.http().bindAddress(), c.http().maxBodyBytes(),
-        c.http().instances(), true));
+        c.http().instances(), true, c.http().eventLoops()));
     assertThat(moved).usingRecursiveComparison().ignoringFields("http.port").isEqualTo(c);
     var db = new Config.Database("h", 1234, "d", "u", "p", false);
     Config pointed = c.withDatabase(db);
@@ -112,7 +112,8 @@ class ConfigTest {
   void everyConcernDefaultsToItsNamedConstants() {
     var c = Config.from(Map.of("QUEEN_DATA_DIR", "/srv/q"));
     assertThat(c.http()).isEqualTo(new HttpSettings(HttpSettings.DEFAULT_PORT, HttpSettings.DEFAULT_BIND_ADDRESS,
-        HttpSettings.DEFAULT_MAX_BODY_BYTES, Runtime.getRuntime().availableProcessors(), false));
+        HttpSettings.DEFAULT_MAX_BODY_BYTES, Runtime.getRuntime().availableProcessors(), false,
+        2 * Runtime.getRuntime().availableProcessors()));
     assertThat(c.postgres()).isEqualTo(new PostgresSettings(Optional.empty(), Path.of("/srv/q"), 0,
         c.postgres().embeddedSharedBuffersMb(), PostgresSettings.DEFAULT_POOL_SIZE,
         PostgresSettings.DEFAULT_STATEMENT_TIMEOUT_MS, true));
