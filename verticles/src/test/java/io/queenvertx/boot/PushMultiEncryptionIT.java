@@ -1,0 +1,162 @@
+package io.queenvertx.boot;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Function;
+import org.junit.jupiter.api.AutoClose;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.postgresql.util.PSQLException;
+
+/**
+ * {@code log_push_multi}'s encryption check (R__20_push.sql, "Encryption (issue 18)"), called directly: an element with
+ * plaintext frames for a queue whose encryption_enabled is set raises QCRYPT naming the queues, sorted, and nothing is
+ * written, whether the element comes with a partition hint (the broker's steady state) or resolves by name, and
+ * whether its partition exists or would be provisioned. Encrypted elements pass on any queue; QCRYPT comes before the
+ * other refusals.
+ */
+class PushMultiEncryptionIT {
+  private static final String T1 = "00000000-0000-0000-0000-000000000001";
+  private static final String T2 = "00000000-0000-0000-0000-0000000000b2";
+  /** A promise that no hash of the bundle exists at or below this offset: the fast path, no dedup probe. */
+  private static final long VERIFIED = 9_000_000_000_000L;
+  @AutoClose private static SqlSession c;
+
+  /** One element of a bundle: one frame, its hash derived from {@code txn}. */
+  record El(String tenant, String queue, String partition, String hint, boolean encrypted, String txn) {
+    El hinted(String pid) {
+      return new El(tenant, queue, partition, pid, encrypted, txn);
+    }
+
+    El sealed() {
+      return new El(tenant, queue, partition, hint, true, txn);
+    }
+  }
+
+  static int seq;
+
+  static El el(String tenant, String queue, String partition) {
+    return new El(tenant, queue, partition, null, false, "t" + (++seq));
+  }
+
+  @BeforeAll
+  static void schema() throws Exception {
+    c = SqlSession.fresh();
+    push(el(T1, "enc-a", "p1"), el(T1, "enc-a", "p2"), el(T1, "enc-b", "p1"), el(T1, "plain", "p1"),
+        el(T2, "enc-a", "p1"));
+    c.exec("UPDATE queen.queues SET encryption_enabled = true WHERE name IN ('enc-a', 'enc-b')");
+  }
+
+  static String arr(List<El> els, Function<El, String> f, String type) {
+    List<String> out = new ArrayList<>();
+    for (El e : els) out.add(f.apply(e));
+    return "ARRAY[" + String.join(", ", out) + "]::" + type + "[]";
+  }
+
+  static String q(String s) {
+    return s == null ? "NULL" : "'" + s + "'";
+  }
+
+  /** The call's result rows (idx|status), or the error it raised. */
+  static List<String> push(El... els) throws SQLException {
+    List<El> l = List.of(els);
+    return c.rows("SELECT idx || '|' || status FROM queen.log_push_multi("
+        + arr(l, e -> q(e.tenant), "uuid") + ", " + arr(l, e -> q(e.queue), "text") + ", "
+        + arr(l, e -> q(e.partition), "text") + ", " + arr(l, e -> "1", "integer") + ", "
+        + arr(l, e -> "decode(md5('" + e.txn + "'), 'hex')", "bytea") + ", " + arr(l, e -> "'\\x00'", "bytea") + ", "
+        + arr(l, e -> String.valueOf(VERIFIED), "bigint") + ", NULL, " + arr(l, e -> q(e.hint), "uuid") + ", "
+        + arr(l, e -> String.valueOf(e.encrypted), "boolean") + ")");
+  }
+
+  /** The message of the error the bundle raised. */
+  static String refusal(El... els) {
+    PSQLException e = catchThrowableOfType(PSQLException.class, () -> push(els));
+    assertThat((Throwable) e).as("the bundle is refused").isNotNull();
+    return e.getServerErrorMessage().getMessage();
+  }
+
+  static String pid(String tenant, String queue, String partition) throws SQLException {
+    return c.text("SELECT p.id FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id "
+        + "WHERE q.tenant_id = '" + tenant + "' AND q.name = '" + queue + "' AND p.name = '" + partition + "'");
+  }
+
+  /** Offsets allocated, segments and partitions stored, over the whole database. */
+  static String written() throws SQLException {
+    return c.text("SELECT (SELECT sum(last_offset) FROM queen.log_partitions) || '/' "
+        + "|| (SELECT count(*) FROM queen.log_segments) || '/' || (SELECT count(*) FROM queen.log_partitions)");
+  }
+
+  @Test
+  void aHintedPlaintextElementForAnEncryptedQueueIsRefusedAndNothingIsWritten() throws SQLException {
+    String before = written();
+    assertThat(refusal(el(T1, "enc-a", "p1").hinted(pid(T1, "enc-a", "p1"))))
+        .isEqualTo("QCRYPT plaintext frames for encrypted queue(s): enc-a");
+    // behind a plaintext element of a plain queue, hinted too
+    assertThat(refusal(el(T1, "plain", "p1").hinted(pid(T1, "plain", "p1")),
+        el(T1, "enc-b", "p1").hinted(pid(T1, "enc-b", "p1"))))
+        .isEqualTo("QCRYPT plaintext frames for encrypted queue(s): enc-b");
+    assertThat(written()).isEqualTo(before);
+  }
+
+  @Test
+  void aNameResolvedPlaintextElementForAnEncryptedQueueIsRefusedAndNothingIsWritten() throws SQLException {
+    String before = written();
+    assertThat(refusal(el(T1, "enc-a", "p1"))).isEqualTo("QCRYPT plaintext frames for encrypted queue(s): enc-a");
+    assertThat(refusal(el(T1, "plain", "p1").hinted(pid(T1, "plain", "p1")), el(T1, "enc-b", "p1")))
+        .isEqualTo("QCRYPT plaintext frames for encrypted queue(s): enc-b");
+    // a partition that would be provisioned on an encrypted queue is not created
+    assertThat(refusal(el(T1, "enc-a", "p-new"))).isEqualTo("QCRYPT plaintext frames for encrypted queue(s): enc-a");
+    assertThat(written()).isEqualTo(before);
+  }
+
+  @Test
+  void theRefusalNamesEachEncryptedQueueOnceSortedAndEachTenantsQueueApart() throws SQLException {
+    String before = written();
+    assertThat(refusal(el(T1, "plain", "p1"), el(T1, "enc-b", "p1").hinted(pid(T1, "enc-b", "p1")),
+        el(T1, "enc-a", "p2"), el(T1, "enc-a", "p1").hinted(pid(T1, "enc-a", "p1"))))
+        .isEqualTo("QCRYPT plaintext frames for encrypted queue(s): enc-a, enc-b");
+    assertThat(refusal(el(T1, "enc-a", "p1").hinted(pid(T1, "enc-a", "p1")),
+        el(T2, "enc-a", "p1").hinted(pid(T2, "enc-a", "p1"))))
+        .isEqualTo("QCRYPT plaintext frames for encrypted queue(s): enc-a, enc-a");
+    assertThat(written()).isEqualTo(before);
+  }
+
+  @Test
+  void encryptedElementsPassOnAnyQueueBesidePlaintextForAPlainOne() throws SQLException {
+    assertThat(push(el(T1, "enc-a", "p1").hinted(pid(T1, "enc-a", "p1")).sealed(), el(T1, "enc-b", "p1").sealed(),
+        el(T1, "plain", "p1").hinted(pid(T1, "plain", "p1")), el(T1, "plain", "p1").sealed(),
+        el(T1, "enc-a", "p-sealed").sealed()))
+        .containsExactly("0|queued", "1|queued", "2|queued", "3|queued", "4|queued");
+  }
+
+  @Test
+  void qcryptComesBeforeABadSegmentAndBeforeAStaleHint() throws SQLException {
+    String before = written();
+    String badCall = "SELECT count(*) FROM queen.log_push_multi(ARRAY[NULL, NULL]::uuid[], "
+        + "ARRAY['%s', 'plain'], ARRAY['p1', 'p1'], ARRAY[1, 2], ARRAY[decode(md5('x'), 'hex'), "
+        + "decode(md5('y'), 'hex')], ARRAY['\\x00', '\\x00']::bytea[], NULL, NULL, NULL, NULL)";
+    PSQLException e = catchThrowableOfType(PSQLException.class, () -> c.rows(badCall.formatted("enc-a")));
+    assertThat(e.getServerErrorMessage().getMessage()).isEqualTo("QCRYPT plaintext frames for encrypted queue(s): enc-a");
+    e = catchThrowableOfType(PSQLException.class, () -> c.rows(badCall.formatted("plain")));
+    assertThat(e.getServerErrorMessage().getMessage()).isEqualTo("QPUSH bad segment: element 1 count=2 hashes=16 bytes");
+
+    // A queue deleted and created again, now encrypted: the old hint is stale, and QCRYPT decides first.
+    push(el(T1, "gone", "p1"));
+    String old = pid(T1, "gone", "p1");
+    c.exec("SELECT queen.delete_queue(NULL, 'gone')");
+    assertThat(refusal(el(T1, "gone", "p1").hinted(old).sealed()))
+        .isEqualTo("QSTALE 1 of 1 partitions of this bundle no longer exist");
+    push(el(T1, "gone", "p1"));
+    c.exec("UPDATE queen.queues SET encryption_enabled = true WHERE name = 'gone'");
+    String mid = written();
+    assertThat(refusal(el(T1, "gone", "p1").hinted(old))).isEqualTo("QCRYPT plaintext frames for encrypted queue(s): gone");
+    assertThat(refusal(el(T1, "gone", "p1").hinted(old).sealed()))
+        .isEqualTo("QSTALE 1 of 1 partitions of this bundle no longer exist");
+    assertThat(written()).isEqualTo(mid);
+    assertThat(before).isNotEqualTo(mid);
+  }
+}
