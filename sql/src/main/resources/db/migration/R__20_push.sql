@@ -235,8 +235,7 @@ DECLARE
     v_missing boolean;
     v_gone    integer;
     v_wanted  integer;
-    v_crypt_q uuid[];
-    v_crypt_n text[];
+    v_crypt   uuid[];
     v_fast    boolean;
     v_now     timestamptz;
     v_i       integer;
@@ -315,20 +314,20 @@ BEGIN
     -- One statement locks every target partition and checks the bundle against what it read.
     --   * Deadlock-free lock: the materialized CTE is LockRows above the Sort, so rows lock in ascending id order;
     --     every locked row matches an element, so the join reads them all.
-    --   * QCRYPT: the queues (id and name) of the locked partitions that an element with plaintext frames targets
-    --     while their encryption_enabled, read by this statement, is set (see the header).
+    --   * QCRYPT: the queues of the locked partitions that an element with plaintext frames targets while their
+    --     encryption_enabled, read by this statement, is set (see the header).
     --   * QSTALE: the distinct partitions no element found locked.
     --   * the promises SQL honours: only where the element resolved to the partition the promise was made about.
     --   * fast path (the broker's steady state): distinct partitions, none of which needs a dedup probe.
     WITH k AS MATERIALIZED (
         SELECT p.id, p.last_offset AS lo, p.txns_start AS ts, q.dedup_window_seconds AS win,
-               q.id AS qid, q.name AS qname, q.encryption_enabled AS enc
+               q.id AS qid, q.encryption_enabled AS enc
         FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id
         WHERE p.id = ANY (v_pids)
         ORDER BY p.id
         FOR NO KEY UPDATE OF p
     ), v AS (
-        SELECT u.ord, u.pid, u.e, k.id, k.lo, k.ts, k.win, k.qid, k.qname, k.enc,
+        SELECT u.ord, u.pid, u.e, k.id, k.lo, k.ts, k.win, k.qid, k.enc,
                CASE WHEN p_expect IS NOT NULL AND u.x IS DISTINCT FROM u.pid THEN -1
                     ELSE COALESCE(u.ver, -1) END AS ver
         FROM unnest(v_pids, COALESCE(p_verified, array_fill(NULL::bigint, ARRAY[v_n])),
@@ -339,15 +338,15 @@ BEGIN
     )
     SELECT count(DISTINCT v.pid) FILTER (WHERE v.id IS NULL),
            array_agg(v.qid) FILTER (WHERE v.enc AND v.e IS NOT TRUE),
-           array_agg(v.qname) FILTER (WHERE v.enc AND v.e IS NOT TRUE),
            array_agg(v.ver ORDER BY v.ord), array_agg(v.win ORDER BY v.ord),
            v_wanted = v_n AND bool_and(COALESCE(v.win, 0) <= 0 OR v.lo <= GREATEST(v.ver, v.ts - 1))
-    INTO v_gone, v_crypt_q, v_crypt_n, v_vers, v_windows, v_fast
+    INTO v_gone, v_crypt, v_vers, v_windows, v_fast
     FROM v;
-    IF v_crypt_q IS NOT NULL THEN
+    IF v_crypt IS NOT NULL THEN
+        -- Each queue once, by name (a queue never changes its name, and a queue whose partitions this transaction has
+        -- locked cannot be deleted before it ends).
         RAISE EXCEPTION 'QCRYPT plaintext frames for encrypted queue(s): %',
-            (SELECT string_agg(b.n, ', ' ORDER BY b.n) FROM (SELECT DISTINCT x.q, x.n
-                                                             FROM unnest(v_crypt_q, v_crypt_n) AS x(q, n)) b);
+            (SELECT string_agg(q.name, ', ' ORDER BY q.name) FROM queen.queues q WHERE q.id = ANY (v_crypt));
     END IF;
     IF v_gone > 0 THEN
         -- A hint whose partition is gone: the check by name decides first, as it would have before the lock.
