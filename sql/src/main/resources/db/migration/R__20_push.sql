@@ -28,9 +28,9 @@
 --     it is locked (its queue was deleted meanwhile) raises QSTALE: nothing is written, and the broker forgets its
 --     hints and sends the bundle again.
 --   * statements, not rows, are most of the fixed cost of a call (executor start-up, snapshot, plan-cache checks), so
---     the steady state (every partition hinted, promises honoured) runs three: resolve and validate, lock and check
---     (QCRYPT, QSTALE, the fast-path test, from what the lock reads: last_offset, txns_start, the queue's window and
---     encryption flag), write.
+--     the steady state (every partition hinted, promises honoured) runs two: lock and check (validation, QCRYPT,
+--     QSTALE and the fast-path test, from the elements and what the lock reads: last_offset, txns_start, the queue's
+--     window and encryption flag), then write.
 --   * last_write_at moves at most once every 10 seconds (the pop's empty-scan floor allows 2 minutes of slack), so
 --     partition updates stay HOT (last_write_at is indexed).
 --   * log_segments has no foreign key (V12): every writer locks the partition row before it inserts (the lock a
@@ -207,8 +207,8 @@ $$;
 --   * p_encrypted[i]: true when every frame of element i is encrypted; NULL (or a NULL element) means plaintext.
 --   * window_seconds is the partition's dedup window at the time of the write, which tells the broker how long its
 --     cached hashes stay relevant.
---   * the steady state (distinct partitions, no probe needed, nothing to provision) is three set-based statements
---     in all; otherwise each element goes through _log_push_into.
+--   * the steady state (every element hinted, distinct partitions, no probe needed) is two set-based statements in
+--     all; otherwise each element goes through _log_push_into.
 CREATE OR REPLACE FUNCTION queen.log_push_multi(
     p_tenants    uuid[],
     p_queues     text[],
@@ -263,26 +263,20 @@ BEGIN
         RETURN;
     END IF;
 
-    -- One statement validates every element (the first bad one, if any), resolves the partitions (hinted elements
-    -- need no name probe; the others resolve by their unique keys, LATERAL ... LIMIT 1) and counts the distinct ones.
-    SELECT array_agg(COALESCE(u.hint, r.pid) ORDER BY u.ord), bool_or(u.hint IS NULL AND r.pid IS NULL),
-           count(DISTINCT COALESCE(u.hint, r.pid)),
-           min(u.ord) FILTER (WHERE u.c IS NULL OR u.c < 1 OR u.h IS NULL OR octet_length(u.h) <> 16 * u.c
-                                    OR u.qn IS NULL OR u.b IS NULL)
-    INTO v_pids, v_missing, v_wanted, v_bad
-    FROM unnest(p_tenants, p_queues, p_partitions, COALESCE(p_hints, array_fill(NULL::uuid, ARRAY[v_n])),
-                p_counts, p_hashes, p_blobs) WITH ORDINALITY AS u(t, qn, pn, hint, c, h, b, ord)
-    LEFT JOIN LATERAL queen._log_partition_lookup(u.t, u.qn, u.pn, u.hint) r ON true;
-    IF v_bad IS NOT NULL THEN
-        PERFORM queen._log_check_encryption(p_tenants, p_queues, p_encrypted);
-        IF p_queues[v_bad] IS NULL OR p_blobs[v_bad] IS NULL THEN
-            RAISE EXCEPTION 'QMULTI element % has no queue or no blob', v_bad - 1;
-        END IF;
-        RAISE EXCEPTION 'QPUSH bad segment: element % count=% hashes=% bytes',
-            v_bad - 1, p_counts[v_bad], octet_length(p_hashes[v_bad]);
+    -- Hinted elements need no name probe: a bundle hinted throughout (the broker's steady state) resolves with no
+    -- statement at all; the others resolve by their unique keys (LATERAL ... LIMIT 1).
+    IF p_hints IS NOT NULL AND array_position(p_hints, NULL) IS NULL THEN
+        v_pids := p_hints;
+    ELSE
+        SELECT array_agg(COALESCE(u.hint, r.pid) ORDER BY u.ord), bool_or(u.hint IS NULL AND r.pid IS NULL)
+        INTO v_pids, v_missing
+        FROM unnest(p_tenants, p_queues, p_partitions,
+                    COALESCE(p_hints, array_fill(NULL::uuid, ARRAY[v_n]))) WITH ORDINALITY AS u(t, qn, pn, hint, ord)
+        LEFT JOIN LATERAL queen._log_partition_lookup(u.t, u.qn, u.pn, u.hint) r ON true;
     END IF;
 
-    IF v_missing THEN
+    -- An element without a queue is refused below (QMULTI) and provisions nothing.
+    IF v_missing AND array_position(p_queues, NULL) IS NULL THEN
         -- Nothing is written for a bundle QCRYPT refuses: the check by name comes before provisioning.
         PERFORM queen._log_check_encryption(p_tenants, p_queues, p_encrypted);
         INSERT INTO queen.queues (tenant_id, name, namespace, task)
@@ -301,8 +295,7 @@ BEGIN
         ORDER BY 1, 2
         ON CONFLICT (queue_id, name) DO NOTHING;
 
-        SELECT array_agg(COALESCE(u.pid, r.pid) ORDER BY u.ord), count(DISTINCT COALESCE(u.pid, r.pid))
-        INTO v_pids, v_wanted
+        SELECT array_agg(COALESCE(u.pid, r.pid) ORDER BY u.ord) INTO v_pids
         FROM unnest(p_tenants, p_queues, p_partitions, v_pids) WITH ORDINALITY AS u(t, qn, pn, pid, ord)
         LEFT JOIN LATERAL queen._log_partition_lookup(u.t, u.qn, u.pn, u.pid) r ON true;
         IF array_position(v_pids, NULL) IS NOT NULL THEN
@@ -311,11 +304,13 @@ BEGIN
         END IF;
     END IF;
 
-    -- One statement locks every target partition and checks the bundle against what it read.
+    -- One statement locks every target partition and checks the bundle, the elements as given and against what the
+    -- lock read; the refusals follow in the order QCRYPT, QMULTI/QPUSH, QSTALE.
     --   * Deadlock-free lock: the materialized CTE is LockRows above the Sort, so rows lock in ascending id order;
     --     every locked row matches an element, so the join reads them all.
     --   * QCRYPT: the queues of the locked partitions that an element with plaintext frames targets while their
     --     encryption_enabled, read by this statement, is set (see the header).
+    --   * QMULTI/QPUSH: the first malformed element (no queue or blob, a count below 1, hashes not 16 bytes a frame).
     --   * QSTALE: the distinct partitions no element found locked.
     --   * the promises SQL honours: only where the element resolved to the partition the promise was made about.
     --   * fast path (the broker's steady state): distinct partitions, none of which needs a dedup probe.
@@ -327,20 +322,24 @@ BEGIN
         ORDER BY p.id
         FOR NO KEY UPDATE OF p
     ), v AS (
-        SELECT u.ord, u.pid, u.e, k.id, k.lo, k.ts, k.win, k.qid, k.enc,
+        SELECT u.ord, u.pid, u.e, u.c, u.h, u.qn, u.b, k.id, k.lo, k.ts, k.win, k.qid, k.enc,
                CASE WHEN p_expect IS NOT NULL AND u.x IS DISTINCT FROM u.pid THEN -1
                     ELSE COALESCE(u.ver, -1) END AS ver
         FROM unnest(v_pids, COALESCE(p_verified, array_fill(NULL::bigint, ARRAY[v_n])),
                     COALESCE(p_expect, array_fill(NULL::uuid, ARRAY[v_n])),
-                    COALESCE(p_encrypted, array_fill(NULL::boolean, ARRAY[v_n])))
-             WITH ORDINALITY AS u(pid, ver, x, e, ord)
+                    COALESCE(p_encrypted, array_fill(NULL::boolean, ARRAY[v_n])),
+                    p_counts, p_hashes, p_queues, p_blobs)
+             WITH ORDINALITY AS u(pid, ver, x, e, c, h, qn, b, ord)
         LEFT JOIN k ON k.id = u.pid
     )
-    SELECT count(DISTINCT v.pid) FILTER (WHERE v.id IS NULL),
-           array_agg(v.qid) FILTER (WHERE v.enc AND v.e IS NOT TRUE),
+    SELECT array_agg(v.qid) FILTER (WHERE v.enc AND v.e IS NOT TRUE),
+           min(v.ord) FILTER (WHERE v.c IS NULL OR v.c < 1 OR v.h IS NULL OR octet_length(v.h) <> 16 * v.c
+                                    OR v.qn IS NULL OR v.b IS NULL),
+           count(DISTINCT v.pid) FILTER (WHERE v.id IS NULL), count(DISTINCT v.pid),
            array_agg(v.ver ORDER BY v.ord), array_agg(v.win ORDER BY v.ord),
-           v_wanted = v_n AND bool_and(COALESCE(v.win, 0) <= 0 OR v.lo <= GREATEST(v.ver, v.ts - 1))
-    INTO v_gone, v_crypt, v_vers, v_windows, v_fast
+           count(DISTINCT v.pid) = v_n
+               AND bool_and(COALESCE(v.win, 0) <= 0 OR v.lo <= GREATEST(v.ver, v.ts - 1))
+    INTO v_crypt, v_bad, v_gone, v_wanted, v_vers, v_windows, v_fast
     FROM v;
     IF v_crypt IS NOT NULL THEN
         -- Each queue once, by name (a queue never changes its name, and a queue whose partitions this transaction has
@@ -348,9 +347,19 @@ BEGIN
         RAISE EXCEPTION 'QCRYPT plaintext frames for encrypted queue(s): %',
             (SELECT string_agg(q.name, ', ' ORDER BY q.name) FROM queen.queues q WHERE q.id = ANY (v_crypt));
     END IF;
-    IF v_gone > 0 THEN
-        -- A hint whose partition is gone: the check by name decides first, as it would have before the lock.
+    IF v_bad IS NOT NULL OR v_gone > 0 THEN
+        -- A hint whose partition is gone, or an element refused before it was provisioned: the check by name decides
+        -- first, as it would have before the lock.
         PERFORM queen._log_check_encryption(p_tenants, p_queues, p_encrypted);
+    END IF;
+    IF v_bad IS NOT NULL THEN
+        IF p_queues[v_bad] IS NULL OR p_blobs[v_bad] IS NULL THEN
+            RAISE EXCEPTION 'QMULTI element % has no queue or no blob', v_bad - 1;
+        END IF;
+        RAISE EXCEPTION 'QPUSH bad segment: element % count=% hashes=% bytes',
+            v_bad - 1, p_counts[v_bad], octet_length(p_hashes[v_bad]);
+    END IF;
+    IF v_gone > 0 THEN
         RAISE EXCEPTION 'QSTALE % of % partitions of this bundle no longer exist', v_gone, v_wanted;
     END IF;
 

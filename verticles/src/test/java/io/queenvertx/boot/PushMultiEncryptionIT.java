@@ -134,15 +134,42 @@ class PushMultiEncryptionIT {
   }
 
   @Test
+  void aMalformedElementIsRefusedWhetherHintedOrNotAndProvisionsNothing() throws SQLException {
+    String before = written();
+    String call = "SELECT count(*) FROM queen.log_push_multi(ARRAY[NULL, NULL]::uuid[], ARRAY['plain', %s], "
+        + "ARRAY['p1', '%s'], ARRAY[1, %d], ARRAY[decode(md5('x'), 'hex'), decode(md5('y'), 'hex')], "
+        + "ARRAY['\\x00', '\\x00']::bytea[], ARRAY[%d, %d]::bigint[], NULL, %s, NULL)";
+    String hints = "ARRAY['" + pid(T1, "plain", "p1") + "', '" + pid(T1, "enc-a", "p1") + "']::uuid[]";
+    // hinted throughout (the bundle resolves without a lookup), the second element's hashes one frame short
+    assertThat(sqlError(call.formatted("'enc-a'", "p1", 2, VERIFIED, VERIFIED, hints)))
+        .isEqualTo("QCRYPT plaintext frames for encrypted queue(s): enc-a");
+    String plainTwice = "ARRAY['" + pid(T1, "plain", "p1") + "', '" + pid(T1, "plain", "p1") + "']::uuid[]";
+    assertThat(sqlError(call.formatted("'plain'", "p1", 2, VERIFIED, VERIFIED, plainTwice)))
+        .isEqualTo("QPUSH bad segment: element 1 count=2 hashes=16 bytes");
+    assertThat(sqlError(call.formatted("NULL", "p1", 1, VERIFIED, VERIFIED, plainTwice)))
+        .isEqualTo("QMULTI element 1 has no queue or no blob");
+    // by name, beside a partition that does not exist yet
+    assertThat(sqlError(call.formatted("'plain'", "p-none", 0, -1, -1, "NULL")))
+        .isEqualTo("QPUSH bad segment: element 1 count=0 hashes=16 bytes");
+    assertThat(sqlError(call.formatted("NULL", "p-none", 1, -1, -1, "NULL")))
+        .isEqualTo("QMULTI element 1 has no queue or no blob");
+    assertThat(written()).isEqualTo(before);
+  }
+
+  static String sqlError(String sql) {
+    PSQLException e = catchThrowableOfType(PSQLException.class, () -> c.rows(sql));
+    assertThat((Throwable) e).as(sql).isNotNull();
+    return e.getServerErrorMessage().getMessage();
+  }
+
+  @Test
   void qcryptComesBeforeABadSegmentAndBeforeAStaleHint() throws SQLException {
     String before = written();
     String badCall = "SELECT count(*) FROM queen.log_push_multi(ARRAY[NULL, NULL]::uuid[], "
         + "ARRAY['%s', 'plain'], ARRAY['p1', 'p1'], ARRAY[1, 2], ARRAY[decode(md5('x'), 'hex'), "
         + "decode(md5('y'), 'hex')], ARRAY['\\x00', '\\x00']::bytea[], NULL, NULL, NULL, NULL)";
-    PSQLException e = catchThrowableOfType(PSQLException.class, () -> c.rows(badCall.formatted("enc-a")));
-    assertThat(e.getServerErrorMessage().getMessage()).isEqualTo("QCRYPT plaintext frames for encrypted queue(s): enc-a");
-    e = catchThrowableOfType(PSQLException.class, () -> c.rows(badCall.formatted("plain")));
-    assertThat(e.getServerErrorMessage().getMessage()).isEqualTo("QPUSH bad segment: element 1 count=2 hashes=16 bytes");
+    assertThat(sqlError(badCall.formatted("enc-a"))).isEqualTo("QCRYPT plaintext frames for encrypted queue(s): enc-a");
+    assertThat(sqlError(badCall.formatted("plain"))).isEqualTo("QPUSH bad segment: element 1 count=2 hashes=16 bytes");
 
     // A queue deleted and created again, now encrypted: the old hint is stale, and QCRYPT decides first.
     push(el(T1, "gone", "p1"));
