@@ -3,7 +3,12 @@ package io.queenvertx.boot;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
+import io.queenvertx.testing.TestDatabase;
+import java.sql.Connection;
+import java.sql.DriverManager;
 import java.sql.SQLException;
+import java.sql.SQLWarning;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Function;
@@ -17,7 +22,8 @@ import org.postgresql.util.PSQLException;
  * plaintext frames for a queue whose encryption_enabled is set raises QCRYPT naming the queues, sorted, and nothing is
  * written, whether the element comes with a partition hint (the broker's steady state) or resolves by name, and
  * whether its partition exists or would be provisioned. Encrypted elements pass on any queue; QCRYPT comes before the
- * other refusals.
+ * other refusals. The steady state (a bundle hinted throughout) runs two statements inside the function, each an index
+ * probe under its generic plan; the check costs none of its own.
  */
 class PushMultiEncryptionIT {
   private static final String T1 = "00000000-0000-0000-0000-000000000001";
@@ -63,13 +69,17 @@ class PushMultiEncryptionIT {
 
   /** The call's result rows (idx|status), or the error it raised. */
   static List<String> push(El... els) throws SQLException {
+    return c.rows(call(els));
+  }
+
+  static String call(El... els) {
     List<El> l = List.of(els);
-    return c.rows("SELECT idx || '|' || status FROM queen.log_push_multi("
+    return "SELECT idx || '|' || status FROM queen.log_push_multi("
         + arr(l, e -> q(e.tenant), "uuid") + ", " + arr(l, e -> q(e.queue), "text") + ", "
         + arr(l, e -> q(e.partition), "text") + ", " + arr(l, e -> "1", "integer") + ", "
         + arr(l, e -> "decode(md5('" + e.txn + "'), 'hex')", "bytea") + ", " + arr(l, e -> "'\\x00'", "bytea") + ", "
         + arr(l, e -> String.valueOf(VERIFIED), "bigint") + ", NULL, " + arr(l, e -> q(e.hint), "uuid") + ", "
-        + arr(l, e -> String.valueOf(e.encrypted), "boolean") + ")");
+        + arr(l, e -> String.valueOf(e.encrypted), "boolean") + ")";
   }
 
   /** The message of the error the bundle raised. */
@@ -185,5 +195,58 @@ class PushMultiEncryptionIT {
         .isEqualTo("QSTALE 1 of 1 partitions of this bundle no longer exist");
     assertThat(written()).isEqualTo(mid);
     assertThat(before).isNotEqualTo(mid);
+  }
+
+  @Test
+  void aHintedBundleRunsTwoIndexedStatementsAndOneByNameRunsThree() throws Exception {
+    Config.Database db = TestDatabase.get().fresh();
+    Migrations.apply(db);
+    try (Connection k = DriverManager.getConnection(Migrations.jdbcUrl(db), db.user(), db.password());
+         Statement st = k.createStatement()) {
+      // Every statement the function runs, with the plan it ran. The test tables are tiny: no sequential scans, set
+      // before the session's first call plans (and caches) the function's statements.
+      st.execute("SET enable_seqscan = off");
+      List<El> els = List.of(el(T1, "cost", "p1"), el(T1, "cost", "p2"), el(T1, "cost", "p3"));
+      st.execute(call(els.toArray(El[]::new)));
+      List<El> hinted = new ArrayList<>();
+      for (El e : els) {
+        try (var rs = st.executeQuery("SELECT p.id FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id "
+            + "WHERE q.name = 'cost' AND p.name = '" + e.partition() + "'")) {
+          rs.next();
+          hinted.add(new El(e.tenant(), e.queue(), e.partition(), rs.getString(1), false, "h" + (++seq)));
+        }
+      }
+      st.execute("LOAD 'auto_explain'");
+      st.execute("SET auto_explain.log_min_duration = 0");
+      st.execute("SET auto_explain.log_nested_statements = on");
+      st.execute("SET auto_explain.log_level = notice");
+      List<String> steady = nested(st, call(hinted.toArray(El[]::new)));
+      assertThat(steady).as("lock and check, then write").hasSize(2);
+      assertThat(steady.get(0)).contains("LockRows", "Index Cond: (id = ANY");
+      assertThat(steady.get(1)).contains("Update on log_partitions", "Insert on log_segments", "Insert on log_txns");
+      assertThat(String.join("\n", steady)).doesNotContain("Seq Scan");
+      List<String> byName = nested(st, call(el(T1, "cost", "p1"), el(T1, "cost", "p2")));
+      assertThat(byName).as("the name lookup, then as hinted").hasSize(3);
+      assertThat(byName.get(0)).contains("Index Cond: ((queue_id = q.id) AND (name = COALESCE(u.pn");
+      assertThat(String.join("\n", byName)).doesNotContain("Seq Scan");
+    }
+  }
+
+  /** The plans auto_explain reported for the statements a call ran inside log_push_multi, in order. */
+  static List<String> nested(Statement st, String sql) throws SQLException {
+    st.clearWarnings();
+    try (var rs = st.executeQuery(sql)) {
+      while (rs.next()) {
+        assertThat(rs.getString(1)).endsWith("|queued");
+      }
+    }
+    List<String> out = new ArrayList<>();
+    for (SQLWarning w = st.getWarnings(); w != null; w = w.getNextWarning()) {
+      String m = w.getMessage();
+      if (m.contains("Query Text:") && !m.contains("Query Text: SELECT idx || '|' || status FROM queen.log_push_multi")) {
+        out.add(m);
+      }
+    }
+    return out;
   }
 }
