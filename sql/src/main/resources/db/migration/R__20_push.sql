@@ -348,8 +348,8 @@ BEGIN
             (SELECT string_agg(q.name, ', ' ORDER BY q.name) FROM queen.queues q WHERE q.id = ANY (v_crypt));
     END IF;
     IF v_bad IS NOT NULL OR v_gone > 0 THEN
-        -- A hint whose partition is gone, or an element refused before it was provisioned: the check by name decides
-        -- first, as it would have before the lock.
+        -- A malformed element, or a hint whose partition is gone: the check by name (which also sees elements left
+        -- unresolved) decides first, as it did before any other refusal.
         PERFORM queen._log_check_encryption(p_tenants, p_queues, p_encrypted);
     END IF;
     IF v_bad IS NOT NULL THEN
