@@ -27,7 +27,10 @@
 --     queue, name), so a hint that still exists is that element's partition. A partition that no longer exists when
 --     it is locked (its queue was deleted meanwhile) raises QSTALE: nothing is written, and the broker forgets its
 --     hints and sends the bundle again.
---   * the lock statement returns what the fast-path check needs (last_offset, txns_start, the queue's window).
+--   * statements, not rows, are most of the fixed cost of a call (executor start-up, snapshot, plan-cache checks), so
+--     the steady state (every partition hinted, promises honoured) runs two: lock and check (validation, QCRYPT,
+--     QSTALE and the fast-path test, from the elements and what the lock reads: last_offset, txns_start, the queue's
+--     window and encryption flag), then write.
 --   * last_write_at moves at most once every 10 seconds (the pop's empty-scan floor allows 2 minutes of slack), so
 --     partition updates stay HOT (last_write_at is indexed).
 --   * log_segments has no foreign key (V12): every writer locks the partition row before it inserts (the lock a
@@ -42,8 +45,12 @@
 -- committed sees the new flag, so every push request that starts after the configure answered is checked against
 -- it; a mismatch raises QCRYPT and writes nothing, and the broker drops its cached flags, re-reads them, encrypts and
 -- sends the frames again. Encrypted frames on a queue that is not encrypted pass: every frame carries its own flag,
--- so readers handle them (a push still in flight when encryption is switched off stays encrypted). The check costs
--- one unique-key probe per distinct (tenant, queue) that has plaintext segments in the bundle, none for encrypted ones.
+-- so readers handle them (a push still in flight when encryption is switched off stays encrypted). log_push_multi reads
+-- the flag from the queue row its lock statement joins anyway, for the partition each element resolved to (a hinted
+-- element's partition belongs to the element's queue), so the check costs no statement of its own; a queue that does
+-- not exist yet is not encrypted. Off the steady state, before it provisions a queue or partition and before any
+-- other refusal (QMULTI, QPUSH, QSTALE), it runs the check by name (_log_check_encryption, one unique-key probe per
+-- distinct (tenant, queue) with plaintext segments), so QCRYPT comes first and nothing is written.
 -- =====================================================================================================================
 
 -- Push one segment (ENGINE §3.3). Returns {"status":"queued","partitionId","baseOffset","createdAt"} or
@@ -200,8 +207,8 @@ $$;
 --   * p_encrypted[i]: true when every frame of element i is encrypted; NULL (or a NULL element) means plaintext.
 --   * window_seconds is the partition's dedup window at the time of the write, which tells the broker how long its
 --     cached hashes stay relevant.
---   * the steady state (distinct partitions, no probe needed) allocates every segment of the bundle in three
---     set-based statements; otherwise each element goes through _log_push_into.
+--   * the steady state (every element hinted, distinct partitions, no probe needed) is two set-based statements in
+--     all; otherwise each element goes through _log_push_into.
 CREATE OR REPLACE FUNCTION queen.log_push_multi(
     p_tenants    uuid[],
     p_queues     text[],
@@ -226,12 +233,9 @@ DECLARE
     v_vers    bigint[];
     v_bad     integer;
     v_missing boolean;
-    v_locked  integer;
+    v_gone    integer;
     v_wanted  integer;
-    v_lk_id   uuid[];
-    v_lk_last bigint[];
-    v_lk_ts   bigint[];
-    v_lk_win  integer[];
+    v_crypt   uuid[];
     v_fast    boolean;
     v_now     timestamptz;
     v_i       integer;
@@ -240,7 +244,6 @@ BEGIN
     IF p_encrypted IS NOT NULL AND cardinality(p_encrypted) <> v_n THEN
         RAISE EXCEPTION 'QMULTI misaligned arrays: queues=% encrypted=%', v_n, cardinality(p_encrypted);
     END IF;
-    PERFORM queen._log_check_encryption(p_tenants, p_queues, p_encrypted);
     IF COALESCE(cardinality(p_tenants), 0) <> v_n
        OR COALESCE(cardinality(p_partitions), 0) <> v_n
        OR COALESCE(cardinality(p_counts), 0) <> v_n
@@ -249,6 +252,9 @@ BEGIN
        OR (p_verified IS NOT NULL AND cardinality(p_verified) <> v_n)
        OR (p_expect IS NOT NULL AND cardinality(p_expect) <> v_n)
        OR (p_hints IS NOT NULL AND cardinality(p_hints) <> v_n) THEN
+        -- This refusal and the later ones yield to QCRYPT (the broker's QCRYPT retry comes first): off the steady
+        -- state, the check by name runs before the refusal is raised.
+        PERFORM queen._log_check_encryption(p_tenants, p_queues, p_encrypted);
         RAISE EXCEPTION 'QMULTI misaligned arrays: tenants=% queues=% partitions=% counts=% hashes=% blobs=%',
             COALESCE(cardinality(p_tenants), 0), v_n, COALESCE(cardinality(p_partitions), 0),
             COALESCE(cardinality(p_counts), 0), COALESCE(cardinality(p_hashes), 0), COALESCE(cardinality(p_blobs), 0);
@@ -257,25 +263,22 @@ BEGIN
         RETURN;
     END IF;
 
-    SELECT min(u.ord) INTO v_bad
-    FROM unnest(p_counts, p_hashes, p_queues, p_blobs) WITH ORDINALITY AS u(c, h, q, b, ord)
-    WHERE u.c IS NULL OR u.c < 1 OR u.h IS NULL OR octet_length(u.h) <> 16 * u.c OR u.q IS NULL OR u.b IS NULL;
-    IF v_bad IS NOT NULL THEN
-        IF p_queues[v_bad] IS NULL OR p_blobs[v_bad] IS NULL THEN
-            RAISE EXCEPTION 'QMULTI element % has no queue or no blob', v_bad - 1;
-        END IF;
-        RAISE EXCEPTION 'QPUSH bad segment: element % count=% hashes=% bytes',
-            v_bad - 1, p_counts[v_bad], octet_length(p_hashes[v_bad]);
+    -- Hinted elements need no name probe: a bundle hinted throughout (the broker's steady state) resolves with no
+    -- statement at all; the others resolve by their unique keys (LATERAL ... LIMIT 1).
+    IF p_hints IS NOT NULL AND array_position(p_hints, NULL) IS NULL THEN
+        v_pids := p_hints;
+    ELSE
+        SELECT array_agg(COALESCE(u.hint, r.pid) ORDER BY u.ord), bool_or(u.hint IS NULL AND r.pid IS NULL)
+        INTO v_pids, v_missing
+        FROM unnest(p_tenants, p_queues, p_partitions,
+                    COALESCE(p_hints, array_fill(NULL::uuid, ARRAY[v_n]))) WITH ORDINALITY AS u(t, qn, pn, hint, ord)
+        LEFT JOIN LATERAL queen._log_partition_lookup(u.t, u.qn, u.pn, u.hint) r ON true;
     END IF;
 
-    -- Hinted elements need no name probe; the others resolve by their unique keys (LATERAL ... LIMIT 1).
-    SELECT array_agg(COALESCE(u.hint, r.pid) ORDER BY u.ord), bool_or(u.hint IS NULL AND r.pid IS NULL)
-    INTO v_pids, v_missing
-    FROM unnest(p_tenants, p_queues, p_partitions,
-                COALESCE(p_hints, array_fill(NULL::uuid, ARRAY[v_n]))) WITH ORDINALITY AS u(t, qn, pn, hint, ord)
-    LEFT JOIN LATERAL queen._log_partition_lookup(u.t, u.qn, u.pn, u.hint) r ON true;
-
-    IF v_missing THEN
+    -- An element without a queue is refused below (QMULTI) and provisions nothing.
+    IF v_missing AND array_position(p_queues, NULL) IS NULL THEN
+        -- Nothing is written for a bundle QCRYPT refuses: the check by name comes before provisioning.
+        PERFORM queen._log_check_encryption(p_tenants, p_queues, p_encrypted);
         INSERT INTO queen.queues (tenant_id, name, namespace, task)
         SELECT DISTINCT COALESCE(u.t, '00000000-0000-0000-0000-000000000001'::uuid), u.q,
                queen._log_name_ns(u.q), queen._log_name_task(u.q)
@@ -301,32 +304,64 @@ BEGIN
         END IF;
     END IF;
 
-    -- Deadlock-free lock: one statement, LockRows above the Sort, so rows lock in ascending id order. It also reads
-    -- what the fast-path check needs.
-    SELECT count(*), array_agg(l.id), array_agg(l.last_offset), array_agg(l.txns_start), array_agg(l.win)
-    INTO v_locked, v_lk_id, v_lk_last, v_lk_ts, v_lk_win
-    FROM (SELECT p.id, p.last_offset, p.txns_start, q.dedup_window_seconds AS win
-          FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id
-          WHERE p.id = ANY (v_pids)
-          ORDER BY p.id
-          FOR NO KEY UPDATE OF p) l;
-    SELECT count(DISTINCT x) INTO v_wanted FROM unnest(v_pids) AS x;
-    IF v_locked <> v_wanted THEN
-        RAISE EXCEPTION 'QSTALE % of % partitions of this bundle no longer exist', v_wanted - v_locked, v_wanted;
+    -- One statement locks every target partition and checks the bundle, the elements as given and against what the
+    -- lock read; the refusals follow in the order QCRYPT, QMULTI/QPUSH, QSTALE.
+    --   * Deadlock-free lock: the materialized CTE is LockRows above the Sort, so rows lock in ascending id order;
+    --     every locked row matches an element, so the join reads them all.
+    --   * QCRYPT: the queues of the locked partitions that an element with plaintext frames targets while their
+    --     encryption_enabled, read by this statement, is set (see the header).
+    --   * QMULTI/QPUSH: the first malformed element (no queue or blob, a count below 1, hashes not 16 bytes a frame).
+    --   * QSTALE: the distinct partitions no element found locked.
+    --   * the promises SQL honours: only where the element resolved to the partition the promise was made about.
+    --   * fast path (the broker's steady state): distinct partitions, none of which needs a dedup probe.
+    WITH k AS MATERIALIZED (
+        SELECT p.id, p.last_offset AS lo, p.txns_start AS ts, q.dedup_window_seconds AS win,
+               q.id AS qid, q.encryption_enabled AS enc
+        FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id
+        WHERE p.id = ANY (v_pids)
+        ORDER BY p.id
+        FOR NO KEY UPDATE OF p
+    ), v AS (
+        SELECT u.ord, u.pid, u.e, u.c, u.h, u.qn, u.b, k.id, k.lo, k.ts, k.win, k.qid, k.enc,
+               CASE WHEN p_expect IS NOT NULL AND u.x IS DISTINCT FROM u.pid THEN -1
+                    ELSE COALESCE(u.ver, -1) END AS ver
+        FROM unnest(v_pids, COALESCE(p_verified, array_fill(NULL::bigint, ARRAY[v_n])),
+                    COALESCE(p_expect, array_fill(NULL::uuid, ARRAY[v_n])),
+                    COALESCE(p_encrypted, array_fill(NULL::boolean, ARRAY[v_n])),
+                    p_counts, p_hashes, p_queues, p_blobs)
+             WITH ORDINALITY AS u(pid, ver, x, e, c, h, qn, b, ord)
+        LEFT JOIN k ON k.id = u.pid
+    )
+    SELECT array_agg(v.qid) FILTER (WHERE v.enc AND v.e IS NOT TRUE),
+           min(v.ord) FILTER (WHERE v.c IS NULL OR v.c < 1 OR v.h IS NULL OR octet_length(v.h) <> 16 * v.c
+                                    OR v.qn IS NULL OR v.b IS NULL),
+           count(DISTINCT v.pid) FILTER (WHERE v.id IS NULL), count(DISTINCT v.pid),
+           array_agg(v.ver ORDER BY v.ord), array_agg(v.win ORDER BY v.ord),
+           count(DISTINCT v.pid) = v_n
+               AND bool_and(COALESCE(v.win, 0) <= 0 OR v.lo <= GREATEST(v.ver, v.ts - 1))
+    INTO v_crypt, v_bad, v_gone, v_wanted, v_vers, v_windows, v_fast
+    FROM v;
+    IF v_crypt IS NOT NULL THEN
+        -- Each queue once, by name (a queue never changes its name, and a queue whose partitions this transaction has
+        -- locked cannot be deleted before it ends).
+        RAISE EXCEPTION 'QCRYPT plaintext frames for encrypted queue(s): %',
+            (SELECT string_agg(q.name, ', ' ORDER BY q.name) FROM queen.queues q WHERE q.id = ANY (v_crypt));
     END IF;
-
-    -- The promises SQL honours: only where the element resolved to the partition the promise was made about.
-    -- Fast path (the broker's steady state): distinct partitions, none of which needs a dedup probe.
-    SELECT array_agg(CASE WHEN p_expect IS NOT NULL AND u.e IS DISTINCT FROM u.pid THEN -1
-                          ELSE COALESCE(u.ver, -1) END ORDER BY u.ord),
-           array_agg(k.win ORDER BY u.ord),
-           v_wanted = v_n AND bool_and(COALESCE(k.win, 0) <= 0 OR k.lo <= GREATEST(
-               CASE WHEN p_expect IS NOT NULL AND u.e IS DISTINCT FROM u.pid THEN -1 ELSE COALESCE(u.ver, -1) END,
-               k.ts - 1))
-    INTO v_vers, v_windows, v_fast
-    FROM unnest(v_pids, COALESCE(p_verified, array_fill(NULL::bigint, ARRAY[v_n])),
-                COALESCE(p_expect, array_fill(NULL::uuid, ARRAY[v_n]))) WITH ORDINALITY AS u(pid, ver, e, ord)
-    JOIN unnest(v_lk_id, v_lk_last, v_lk_ts, v_lk_win) AS k(id, lo, ts, win) ON k.id = u.pid;
+    IF v_bad IS NOT NULL OR v_gone > 0 THEN
+        -- A malformed element, or a hint whose partition is gone: the check by name (which also sees elements left
+        -- unresolved) decides first, as it did before any other refusal.
+        PERFORM queen._log_check_encryption(p_tenants, p_queues, p_encrypted);
+    END IF;
+    IF v_bad IS NOT NULL THEN
+        IF p_queues[v_bad] IS NULL OR p_blobs[v_bad] IS NULL THEN
+            RAISE EXCEPTION 'QMULTI element % has no queue or no blob', v_bad - 1;
+        END IF;
+        RAISE EXCEPTION 'QPUSH bad segment: element % count=% hashes=% bytes',
+            v_bad - 1, p_counts[v_bad], octet_length(p_hashes[v_bad]);
+    END IF;
+    IF v_gone > 0 THEN
+        RAISE EXCEPTION 'QSTALE % of % partitions of this bundle no longer exist', v_gone, v_wanted;
+    END IF;
 
     IF v_fast THEN
         v_now := clock_timestamp();
