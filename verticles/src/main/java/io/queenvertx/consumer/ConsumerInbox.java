@@ -76,29 +76,32 @@ public final class ConsumerInbox implements Shareable {
 
   /** A pop served by the consumer of the calling event loop, or {@code null} when this loop has none. */
   public static Future<Buffer> pop(Vertx vertx, PopCommand cmd) {
-    ConsumerVerticle consumer = local(vertx);
-    if (consumer == null) return null;
-    Promise<Buffer> answer = ((ContextInternal) Vertx.currentContext()).promise();
-    consumer.ownContext().emit(cmd, c -> guarded(answer, () -> consumer.pop(c, Reply.of(answer))));
-    return answer.future();
+    return direct(vertx, cmd, ConsumerVerticle::pop);
   }
 
   /** An ack served by the consumer of the calling event loop, or {@code null} when this loop has none. */
   public static Future<JsonArray> ack(Vertx vertx, AckCommand cmd) {
-    ConsumerVerticle consumer = local(vertx);
-    if (consumer == null) return null;
-    Promise<JsonArray> answer = ((ContextInternal) Vertx.currentContext()).promise();
-    consumer.ownContext().emit(cmd, c -> guarded(answer, () -> consumer.ack(c, Reply.of(answer))));
-    return answer.future();
+    return direct(vertx, cmd, ConsumerVerticle::ack);
   }
 
-  /** A consumer handler that throws fails its caller at once instead of leaving the request without an answer. */
-  private static void guarded(Promise<?> answer, Runnable call) {
-    try {
-      call.run();
-    } catch (RuntimeException e) {
-      answer.tryFail(new ReplyException(ReplyFailure.RECIPIENT_FAILURE, 500, e.getMessage()));
-    }
+  /** What a consumer does with a command and the channel of its answer. */
+  private interface Handling<C, R> {
+    void handle(ConsumerVerticle consumer, C cmd, Reply<R> reply);
+  }
+
+  private static <C, R> Future<R> direct(Vertx vertx, C cmd, Handling<C, R> handling) {
+    ConsumerVerticle consumer = local(vertx);
+    if (consumer == null) return null;
+    Promise<R> answer = ((ContextInternal) Vertx.currentContext()).promise();
+    consumer.ownContext().emit(cmd, c -> {
+      try {
+        handling.handle(consumer, c, Reply.of(answer));
+      } catch (RuntimeException e) {
+        // a consumer handler that throws fails its caller at once instead of leaving the request without an answer
+        answer.tryFail(new ReplyException(ReplyFailure.RECIPIENT_FAILURE, 500, e.getMessage()));
+      }
+    });
+    return answer.future();
   }
 
   private static ConsumerVerticle local(Vertx vertx) {
