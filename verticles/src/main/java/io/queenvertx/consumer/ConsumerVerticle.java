@@ -30,9 +30,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The consumer, deployed with one instance per event loop (each with its own gates; every instance hears every
- * {@code landed}), so the HTTP routes of each event loop reach one on their own thread ({@link ConsumerInbox}): pop (claim a lease on partitions with work for the group), ack, lease extension, and long-poll
- * parking. A parked pop holds no database connection; it is retried when a {@code landed} announcement for its
- * (tenant, queue) arrives from any node, and on a slow safety re-poll with backoff (API.md §5.4).
+ * {@code landed}), so the HTTP routes of each event loop reach one on their own thread ({@link ConsumerInbox}): pop
+ * (claim a lease on partitions with work for the group), ack, lease extension, and long-poll parking. A parked pop
+ * holds no database connection; it is retried when a {@code landed} announcement for its (tenant, queue) arrives from
+ * any node, and on a slow safety re-poll with backoff (API.md §5.4).
  */
 public final class ConsumerVerticle extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(ConsumerVerticle.class);
