@@ -66,8 +66,10 @@ final class Browser implements AutoCloseable {
     driver.get(base + path);
   }
 
+  /** Polls until the condition holds; an element the page re-rendered between finding and reading is looked up again. */
   <T> T until(ExpectedCondition<T> condition) {
-    return new WebDriverWait(driver, WAIT).pollingEvery(Duration.ofMillis(50)).until(condition);
+    return new WebDriverWait(driver, WAIT).pollingEvery(Duration.ofMillis(50))
+        .ignoring(org.openqa.selenium.StaleElementReferenceException.class).until(condition);
   }
 
   WebElement waitFor(String css) {

@@ -41,7 +41,9 @@ class DashboardSeekIT {
     browser.waitText("#group-outcome", "Seek done");
     assertThat(lag(group, q)).isZero();
     browser.waitText("section[data-queue='" + q + "'] td.lag", "0");
-    assertThat(browser.driver.findElement(By.cssSelector("section[data-queue='" + q + "'] td.lag")).getText())
-        .isEqualTo("0");
+    // exactly "0" (not "10" or "40"), read again if the page re-renders the row meanwhile
+    Boolean exactlyZero = browser.until(d -> "0".equals(
+        d.findElement(By.cssSelector("section[data-queue='" + q + "'] td.lag")).getText()));
+    assertThat(exactlyZero).isTrue();
   }
 }
