@@ -10,7 +10,6 @@ import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.ReplyFailure;
 import io.vertx.core.internal.ContextInternal;
 import io.vertx.core.json.JsonArray;
-import io.vertx.core.shareddata.Shareable;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -26,10 +25,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * own; its answer completes a promise of the caller's context. A failure arrives as the same {@link ReplyException}
  * (recipient failure, status code, text) that the event-bus request would have failed with.
  */
-public final class ConsumerInbox implements Shareable {
-  private static final String MAP = "queen.consumer";
-  private static final String KEY = "inbox";
-
+public final class ConsumerInbox {
   /** Where a consumer sends its answer: the event-bus message it serves or a direct caller's promise. */
   interface Reply<T> {
     void ok(T value);
@@ -51,37 +47,32 @@ public final class ConsumerInbox implements Shareable {
     }
   }
 
-  private final Map<Thread, ConsumerVerticle> byLoop = new ConcurrentHashMap<>();
+  /**
+   * The consumer of each event-loop thread. An event-loop thread belongs to one Vert.x instance, so one map serves
+   * every node of the JVM (tests run several) without a per-call shared-data lookup.
+   */
+  private static final Map<Thread, ConsumerVerticle> BY_LOOP = new ConcurrentHashMap<>();
 
   private ConsumerInbox() {}
 
-  private static ConsumerInbox of(Vertx vertx) {
-    var map = vertx.sharedData().<String, ConsumerInbox>getLocalMap(MAP);
-    ConsumerInbox inbox = map.get(KEY);
-    if (inbox != null) return inbox;
-    ConsumerInbox fresh = new ConsumerInbox();
-    inbox = map.putIfAbsent(KEY, fresh);
-    return inbox != null ? inbox : fresh;
-  }
-
   /** Called by a consumer on its own event loop when it starts. */
-  static void register(Vertx vertx, ConsumerVerticle consumer) {
-    of(vertx).byLoop.putIfAbsent(Thread.currentThread(), consumer);
+  static void register(ConsumerVerticle consumer) {
+    BY_LOOP.putIfAbsent(Thread.currentThread(), consumer);
   }
 
   /** Called by a consumer on its own event loop when it stops: callers on this loop use the event bus again. */
-  static void unregister(Vertx vertx, ConsumerVerticle consumer) {
-    of(vertx).byLoop.remove(Thread.currentThread(), consumer);
+  static void unregister(ConsumerVerticle consumer) {
+    BY_LOOP.remove(Thread.currentThread(), consumer);
   }
 
   /** A pop served by the consumer of the calling event loop, or {@code null} when this loop has none. */
-  public static Future<Buffer> pop(Vertx vertx, PopCommand cmd) {
-    return direct(vertx, cmd, ConsumerVerticle::pop);
+  public static Future<Buffer> pop(PopCommand cmd) {
+    return direct(cmd, ConsumerVerticle::pop);
   }
 
   /** An ack served by the consumer of the calling event loop, or {@code null} when this loop has none. */
-  public static Future<JsonArray> ack(Vertx vertx, AckCommand cmd) {
-    return direct(vertx, cmd, ConsumerVerticle::ack);
+  public static Future<JsonArray> ack(AckCommand cmd) {
+    return direct(cmd, ConsumerVerticle::ack);
   }
 
   /** What a consumer does with a command and the channel of its answer. */
@@ -89,8 +80,8 @@ public final class ConsumerInbox implements Shareable {
     void handle(ConsumerVerticle consumer, C cmd, Reply<R> reply);
   }
 
-  private static <C, R> Future<R> direct(Vertx vertx, C cmd, Handling<C, R> handling) {
-    ConsumerVerticle consumer = local(vertx);
+  private static <C, R> Future<R> direct(C cmd, Handling<C, R> handling) {
+    ConsumerVerticle consumer = local();
     if (consumer == null) return null;
     Promise<R> answer = ((ContextInternal) Vertx.currentContext()).promise();
     consumer.ownContext().emit(cmd, c -> {
@@ -104,9 +95,9 @@ public final class ConsumerInbox implements Shareable {
     return answer.future();
   }
 
-  private static ConsumerVerticle local(Vertx vertx) {
+  private static ConsumerVerticle local() {
     if (Vertx.currentContext() == null) return null;
-    ConsumerVerticle consumer = of(vertx).byLoop.get(Thread.currentThread());
+    ConsumerVerticle consumer = BY_LOOP.get(Thread.currentThread());
     return consumer != null && consumer.ownContext().inThread() ? consumer : null;
   }
 }

@@ -76,7 +76,7 @@ public final class ConsumerVerticle extends VerticleBase {
   public Future<?> start() {
     acks = new Acks(node, vertx);
     pops = PopFusion.of(vertx, node.pool());
-    ConsumerInbox.register(vertx, this);
+    ConsumerInbox.register(this);
     var bus = vertx.eventBus();
     bus.<JsonObject>consumer(Addresses.LANDED, m -> onLanded(m.body()));
     node.metrics().stats.parkedSource(context, gates::sizes);
@@ -99,7 +99,7 @@ public final class ConsumerVerticle extends VerticleBase {
 
   @Override
   public Future<?> stop() {
-    ConsumerInbox.unregister(vertx, this);
+    ConsumerInbox.unregister(this);
     return Future.succeededFuture();
   }
 

@@ -28,13 +28,13 @@ final class Bus {
 
   /** A pop: straight to the consumer on this event loop when there is one ({@link ConsumerInbox}), else the bus. */
   static Future<Buffer> pop(Vertx vertx, PopCommand cmd) {
-    Future<Buffer> direct = ConsumerInbox.pop(vertx, cmd);
+    Future<Buffer> direct = ConsumerInbox.pop(cmd);
     return direct == null ? request(vertx, Addresses.POP, cmd) : direct.recover(Bus::failure);
   }
 
   /** An ack: straight to the consumer on this event loop when there is one ({@link ConsumerInbox}), else the bus. */
   static Future<JsonArray> ack(Vertx vertx, AckCommand cmd) {
-    Future<JsonArray> direct = ConsumerInbox.ack(vertx, cmd);
+    Future<JsonArray> direct = ConsumerInbox.ack(cmd);
     return direct == null ? request(vertx, Addresses.ACK, cmd) : direct.recover(Bus::failure);
   }
 

@@ -91,10 +91,10 @@ class ConsumerInboxIT {
     var vertx = node.node().vertx();
     var cmd = new PopCommand(UUID.fromString("00000000-0000-0000-0000-000000000001"), Wire.queue("inbox-none"),
         null, null, null, "__QUEUE_MODE__", 1, 1, false, false, 0, 60, "all", null);
-    Object onWorker = vertx.executeBlocking(() -> ConsumerInbox.pop(vertx, cmd) == null)
+    Object onWorker = vertx.executeBlocking(() -> ConsumerInbox.pop(cmd) == null)
         .toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
     assertThat(onWorker).as("no direct path from a worker thread").isEqualTo(Boolean.TRUE);
-    assertThat(ConsumerInbox.pop(vertx, cmd)).as("no direct path outside Vert.x").isNull();
+    assertThat(ConsumerInbox.pop(cmd)).as("no direct path outside Vert.x").isNull();
   }
 
   private static String send(HttpClient client, HttpRequest.Builder b, int status) throws Exception {
