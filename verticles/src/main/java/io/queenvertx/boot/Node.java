@@ -113,7 +113,7 @@ public final class Node implements AutoCloseable {
       // One consumer per event loop (consecutive contexts take consecutive loops), so the HTTP routes of every loop
       // find one on their own thread (ConsumerInbox).
       ids.add(await(vertx.deployVerticle(() -> new ConsumerVerticle(ctx, frameDecoder),
-          new DeploymentOptions().setInstances(eventLoops(vertx)))));
+          new DeploymentOptions().setInstances(effective.http().eventLoops()))));
       ids.add(await(vertx.deployVerticle(new DlqMoverVerticle(ctx, cipher), new DeploymentOptions(worker))));
       ids.add(await(vertx.deployVerticle(new RetentionVerticle(ctx))));
       ids.add(await(vertx.deployVerticle(new io.queenvertx.dlq.RedriveVerticle(ctx, effective.maintenance().redriveStaleMs()))));
@@ -313,12 +313,5 @@ public final class Node implements AutoCloseable {
 
   static <T> T await(Future<T> f) throws Exception {
     return f.toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
-  }
-
-  /** The number of event loops of this Vert.x instance. */
-  private static int eventLoops(Vertx vertx) {
-    int n = 0;
-    for (var ignored : ((io.vertx.core.internal.VertxInternal) vertx).nettyEventLoopGroup()) n++;
-    return Math.max(1, n);
   }
 }
