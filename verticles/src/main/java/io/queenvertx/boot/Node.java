@@ -109,7 +109,9 @@ public final class Node implements AutoCloseable {
       var frameDecoder = new io.queenvertx.decoder.FrameDecoder(cache, cipher);
       ids.add(await(vertx.deployVerticle(() -> new SegmentDecoderVerticle(pool, frameDecoder),
           new DeploymentOptions(worker).setInstances(2))));
-      ids.add(await(vertx.deployVerticle(new LogWriterVerticle(ctx, cipher), new DeploymentOptions(worker))));
+      // On an event loop: its SQL round trips then complete without a thread hand-off (large packing, encryption and
+      // every spool file access go to the worker pool, see log/Offload).
+      ids.add(await(vertx.deployVerticle(new LogWriterVerticle(ctx, cipher))));
       // One consumer per event loop (consecutive contexts take consecutive loops), so the HTTP routes of every loop
       // find one on their own thread (ConsumerInbox).
       ids.add(await(vertx.deployVerticle(() -> new ConsumerVerticle(ctx, frameDecoder),

@@ -9,14 +9,12 @@ import io.queenvertx.bus.PushOutcome;
 import io.queenvertx.bus.TransactionCommand;
 import io.queenvertx.codec.EnvelopeCipher;
 import io.queenvertx.codec.Frame;
-import io.queenvertx.codec.Segment;
 import io.queenvertx.codec.TxnHash;
 import io.queenvertx.codec.UuidV7;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -26,6 +24,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,12 +34,14 @@ import org.slf4j.LoggerFactory;
  * {@code queen.log_push_multi}, fusing concurrent pushes to one partition into one segment (ENGINE.md §14 "push
  * fusion"), and dispatches each write's outcome to the requests it answers.
  *
- * <p>Deployed as a single worker verticle: its handlers run one at a time, so the fusion state needs no locks, and
- * zstd work never runs on an event loop. Its helpers are plain objects used only from that thread:
- * {@link PushEncryption} (which queues are encrypted, encrypting, the QCRYPT retry), {@link Spooler} (the disk spool:
- * maintenance and failed-write spooling, the drain), {@link DedupReader} (the dedup cache's warm-up and gap fill) and
- * {@link FusionGate} (whether a small bundle waits for more pushes while others are in flight). HTTP pushes arrive
- * through its {@link PushInbox}, other callers' through the event bus.
+ * <p>Deployed as a single event-loop verticle: its handlers run one at a time on one thread, so the fusion state needs
+ * no locks, and its SQL round trips complete on that thread without a hand-off (as a worker verticle, each write cost
+ * two more thread wake-ups). What could hold the loop runs on the worker pool ({@link Offload}): zstd and encryption of
+ * more than 64 KiB of payload, and every spool file access. Its helpers are plain objects used only from the writer's
+ * context: {@link PushEncryption} (which queues are encrypted, encrypting, the QCRYPT retry), {@link Spooler} (the
+ * disk spool: maintenance and failed-write spooling, the drain), {@link DedupReader} (the dedup cache's warm-up and
+ * gap fill) and {@link FusionGate} (whether a small bundle waits for more pushes while others are in flight). HTTP
+ * pushes arrive through its {@link PushInbox}, other callers' through the event bus.
  *
  * <p>Invariants: at most one write is in flight per partition, so a partition's offsets are allocated in the order
  * its frames were accepted here (offset order = commit order); a partition's frames wait in {@code pending} while its
@@ -98,9 +99,13 @@ public final class LogWriterVerticle extends VerticleBase {
   }
 
   @Override
-  public Future<?> start() throws Exception {
-    var spool = new Spool(node.config().spool().dir(), node.config().spool().eventsPerFile());
-    spooler = new Spooler(node, spool, encryption, new Spooler.Writer() {
+  public Future<?> start() {
+    return Offload.disk(context, () -> new Spool(node.config().spool().dir(), node.config().spool().eventsPerFile()))
+        .compose(this::startWith);
+  }
+
+  private Future<?> startWith(Spool spool) {
+    spooler = new Spooler(node, context, spool, encryption, new Spooler.Writer() {
       @Override
       public void enqueue(Request req, int index, Frame frame) {
         LogWriterVerticle.this.enqueue(req, index, frame);
@@ -113,14 +118,7 @@ public final class LogWriterVerticle extends VerticleBase {
     });
     vertx.setPeriodic(Math.max(10, node.config().spool().flushMs()), t -> spooler.drain());
     gate = FusionGate.on(vertx, context, node.config().engine(), this::dispatch);
-    node.metrics().gauge("queen_file_buffer_pending", "push events waiting in this node's spool", spool::pendingEvents);
-    node.metrics().gauge("queen_file_buffer_failed",
-        "spooled push events the database refused, set aside in the spool's failed/ folder", spool::rejectedEvents);
-    node.metrics().gauge("queen_file_buffer_db_healthy", "1 while the spool can drain, 0 while its replays fail",
-        () -> spooler.healthy() ? 1 : 0);
-    vertx.eventBus().<Object>localConsumer(Addresses.SPOOL_STATS, m -> m.reply(new JsonObject()
-        .put("bufferedMessages", spool.pendingEvents()).put("bufferHealthy", spooler.healthy())
-        .put("failedEvents", spool.rejectedEvents())));
+    spooler.publishStats(vertx);
     node.metrics().gauge("queen_dedup_cache_fingerprints", "transaction-id fingerprints in the push dedup cache",
         dedup::size);
     vertx.eventBus().<JsonObject>consumer(Addresses.QUEUE_CHANGED, m -> {
@@ -157,12 +155,16 @@ public final class LogWriterVerticle extends VerticleBase {
     encryption.flagsFor(req.cmd.tenant(), items).onComplete(ar -> {
       // flagsFor never fails: a queue whose flag could not be read is absent from the map.
       Map<String, Boolean> encrypted = ar.succeeded() ? ar.result() : Map.of();
-      if (node.maintenance().pushMaintenance()) spooler.spoolRequest(req, encrypted);
-      else accept(req, encrypted);
+      encryption.storedPayloads(context, items, encrypted).onComplete(p -> {
+        // Never fails either (a payload that cannot be encrypted is null); if it did, every item is answered failed.
+        byte[][] stored = p.succeeded() ? p.result() : new byte[items.size()][];
+        if (node.maintenance().pushMaintenance()) spooler.spoolRequest(req, encrypted, stored);
+        else accept(req, encrypted, stored);
+      });
     });
   }
 
-  private void accept(Request req, Map<String, Boolean> encryptedQueues) {
+  private void accept(Request req, Map<String, Boolean> encryptedQueues, byte[][] stored) {
     List<PushItem> items = req.cmd.items();
     List<PushOutcome> refused = new ArrayList<>(0);
     // Within one request the first item for a (queue, partition, transactionId) leads; later copies follow it.
@@ -180,7 +182,7 @@ public final class LogWriterVerticle extends VerticleBase {
       }
       UUID id = UuidV7.next();
       String txn = it.transactionId() != null ? it.transactionId() : id.toString();
-      byte[] payload = encryption.storedPayload(it.queue(), encryptedQueues, it.payload());
+      byte[] payload = stored[i];
       if (payload == null) {
         refused.add(new PushOutcome(i, id, txn, it.queue(), "failed", null, -1));
         continue;
@@ -233,7 +235,7 @@ public final class LogWriterVerticle extends VerticleBase {
       for (PartitionKey key : taken) {
         List<Slot> slots = source.remove(key);
         inFlight.add(key);
-        List<Slot> leaders = dedupWithinFlush(slots);
+        List<Slot> leaders = Slot.leadersOf(slots);
         for (int from = 0; from < leaders.size(); from += MAX_FRAMES_PER_SEGMENT) {
           bundle.add(pack(key, leaders.subList(from, Math.min(leaders.size(), from + MAX_FRAMES_PER_SEGMENT))));
         }
@@ -255,48 +257,39 @@ public final class LogWriterVerticle extends VerticleBase {
     return taken;
   }
 
-  /** The first frame with a given hash leads the flush; the rest become its followers (ENGINE.md §3.2 layer 2). */
-  private static List<Slot> dedupWithinFlush(List<Slot> slots) {
-    Map<ByteBuffer, Slot> seen = new HashMap<>();
-    List<Slot> leaders = new ArrayList<>(slots.size());
-    for (Slot s : slots) {
-      Slot lead = seen.putIfAbsent(ByteBuffer.wrap(s.hash), s);
-      if (lead == null) leaders.add(s);
-      else lead.flushFollowers.add(s);
-    }
-    return leaders;
-  }
-
+  /** A segment of {@code slots}, its dedup claim taken; its blob is packed by {@link #write}. */
   private PackedSegment pack(PartitionKey key, List<Slot> slots) {
-    List<Frame> frames = new ArrayList<>(slots.size());
     byte[] hashes = new byte[slots.size() * TxnHash.BYTES];
     for (int i = 0; i < slots.size(); i++) {
-      frames.add(slots.get(i).frame);
       System.arraycopy(slots.get(i).hash, 0, hashes, i * TxnHash.BYTES, TxnHash.BYTES);
     }
-    return new PackedSegment(key, new ArrayList<>(slots), Segment.pack(frames, node.config().engine().zstdLevel()), hashes,
-        dedup.claim(key, hashes), knownPartitions.get(key));
+    return new PackedSegment(key, new ArrayList<>(slots), hashes, dedup.claim(key, hashes), knownPartitions.get(key));
   }
 
   /**
-   * Writes one bundle in one {@code log_push_multi} call and dispatches the answer: QCRYPT (encrypt and go again),
-   * QSTALE (go again by name), a failed write (spooled), or each segment's result row.
+   * Packs one bundle's segments ({@link Offload}: on the worker pool when large), writes it in one
+   * {@code log_push_multi} call and dispatches the answer: QCRYPT (encrypt and go again), QSTALE (go again by name), a
+   * failed write or pack (spooled), or each segment's result row.
    */
   private void write(List<PackedSegment> bundle, List<PartitionKey> keys, boolean replay) {
     int n = bundle.size();
-    long t0 = System.nanoTime();
+    long[] t0 = new long[1];
     node.metrics().pushWriteSegments.record(n);
-    node.pool().preparedQuery(PUSH_MULTI)
-        .execute(PackedSegment.params(bundle))
+    int level = node.config().engine().zstdLevel();
+    Offload.cpu(context, PackedSegment.payloadBytes(bundle), () -> PackedSegment.compress(bundle, level))
+        .compose(packed -> {
+          t0[0] = System.nanoTime();
+          return node.pool().preparedQuery(PUSH_MULTI).execute(PackedSegment.params(bundle));
+        })
         .onComplete(ar -> {
-          node.metrics().pushWrites.record(System.nanoTime() - t0, java.util.concurrent.TimeUnit.NANOSECONDS);
+          if (t0[0] != 0) node.metrics().pushWrites.record(System.nanoTime() - t0[0], TimeUnit.NANOSECONDS);
           List<Future<?>> followUps = new ArrayList<>();
           if (ar.failed() && PushEncryption.isCrypt(ar.cause())) {
             // A queue of the bundle is encrypted though our cached flag said not: nothing was written. Read the
             // flags again and encrypt the plaintext frames before they go again.
             log.info("push bundle carried plaintext for an encrypted queue; re-reading its flags: {}",
                 ar.cause().getMessage());
-            followUps.add(encryption.prepareRetry(bundle, this::requeue));
+            followUps.add(encryption.prepareRetry(context, bundle, this::requeue));
           } else if (ar.failed() && isStale(ar.cause())) {
             // A partition of the bundle is gone (its queue was deleted): nothing was written. Forget what we knew
             // about these partitions and send the frames again, resolved by name.
@@ -309,7 +302,7 @@ public final class LogWriterVerticle extends VerticleBase {
           } else if (ar.failed()) {
             log.warn("push write failed ({} segments): {}", n, ar.cause().getMessage());
             node.metrics().stats.dbError();
-            for (PackedSegment s : bundle) spooler.spoolFailedWrite(s, ar.cause());
+            for (PackedSegment s : bundle) followUps.add(spooler.spoolFailedWrite(s, ar.cause()));
           } else {
             Map<String, Landed> landed = new LinkedHashMap<>();
             int i = 0;

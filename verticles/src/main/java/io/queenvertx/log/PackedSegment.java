@@ -1,18 +1,22 @@
 package io.queenvertx.log;
 
+import io.queenvertx.codec.Frame;
+import io.queenvertx.codec.Segment;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.sqlclient.Tuple;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 
 /**
- * One segment of a push bundle; the result fields are set when its write answers {@code queued}. Used only from the
- * log writer's single worker thread.
+ * One segment of a push bundle; its blob is packed just before the write, the result fields are set when the write
+ * answers {@code queued}. Used from the log writer's context, except {@link #compress}, which runs on the worker pool
+ * for a large bundle (nothing else touches the bundle meanwhile).
  */
 final class PackedSegment {
   final LogWriterVerticle.PartitionKey key;
   final List<Slot> slots;
-  final byte[] blob;
+  byte[] blob;
   final byte[] hashes;
   final DedupCache.Claim claim;
   final UUID hint;
@@ -20,14 +24,30 @@ final class PackedSegment {
   UUID pid;
   long base;
 
-  PackedSegment(LogWriterVerticle.PartitionKey key, List<Slot> slots, byte[] blob, byte[] hashes,
-      DedupCache.Claim claim, UUID hint) {
+  PackedSegment(LogWriterVerticle.PartitionKey key, List<Slot> slots, byte[] hashes, DedupCache.Claim claim,
+      UUID hint) {
     this.key = key;
     this.slots = slots;
-    this.blob = blob;
     this.hashes = hashes;
     this.claim = claim;
     this.hint = hint;
+  }
+
+  /** The payload bytes of every frame of {@code bundle}: what packing it costs ({@link Offload#cpu}). */
+  static long payloadBytes(List<PackedSegment> bundle) {
+    long bytes = 0;
+    for (PackedSegment s : bundle) for (Slot slot : s.slots) bytes += slot.frame.payload().length;
+    return bytes;
+  }
+
+  /** Packs each segment's frames into its zstd blob; returns {@code bundle}. */
+  static List<PackedSegment> compress(List<PackedSegment> bundle, int zstdLevel) {
+    for (PackedSegment s : bundle) {
+      List<Frame> frames = new ArrayList<>(s.slots.size());
+      for (Slot slot : s.slots) frames.add(slot.frame);
+      s.blob = Segment.pack(frames, zstdLevel);
+    }
+    return bundle;
   }
 
   /**

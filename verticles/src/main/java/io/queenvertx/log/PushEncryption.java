@@ -3,10 +3,12 @@ package io.queenvertx.log;
 import io.queenvertx.bus.PushItem;
 import io.queenvertx.codec.EnvelopeCipher;
 import io.queenvertx.codec.Frame;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -20,7 +22,8 @@ import org.slf4j.LoggerFactory;
  * The push path's encryption: which queues store their payloads encrypted (the flag, via {@link QueueSettings}),
  * encrypting a payload, and preparing a bundle the push transaction refused with {@code QCRYPT} for its retry.
  *
- * <p>A plain object owned by the log writer and used only from its single worker thread; the flag cache it reads
+ * <p>A plain object owned by the log writer and used from its context; encrypting more than 64 KiB of payload runs on
+ * the worker pool ({@link Offload}), which only calls the cipher (one per thread). The flag cache it reads
  * ({@link QueueSettings}) is the one shared with the transaction path.
  */
 final class PushEncryption {
@@ -106,6 +109,23 @@ final class PushEncryption {
     return encrypts(queue, encryptedQueues) ? encrypted(queue, payload) : payload;
   }
 
+  /**
+   * Each item's {@link #storedPayload}, by index (null where refused); encrypted on the worker pool when the payloads
+   * to encrypt add up to more than {@link Offload#INLINE_MAX_BYTES}. Completes on {@code context}.
+   */
+  Future<byte[][]> storedPayloads(Context context, List<PushItem> items,
+                                  Map<String, Boolean> encryptedQueues) {
+    long bytes = 0;
+    for (PushItem it : items) if (encrypts(it.queue(), encryptedQueues)) bytes += it.payload().length;
+    return Offload.cpu(context, bytes, () -> {
+      byte[][] stored = new byte[items.size()][];
+      for (int i = 0; i < stored.length; i++) {
+        stored[i] = storedPayload(items.get(i).queue(), encryptedQueues, items.get(i).payload());
+      }
+      return stored;
+    });
+  }
+
   /** {@code payload} encrypted for {@code queue}, or null (logged) when this node cannot encrypt it. */
   byte[] encrypted(String queue, byte[] payload) {
     if (cipher.isEmpty()) {
@@ -134,9 +154,11 @@ final class PushEncryption {
    * After QCRYPT: drops the cached flags of the bundle's queues that had plaintext frames, reads them again, encrypts
    * those frames where the queue is encrypted and hands each segment's slots to {@code requeue} (back at the head of
    * their partition). A frame whose flag cannot be read or that cannot be encrypted fails; it is never written as
-   * plaintext. The future completes once every segment was handed back.
+   * plaintext. The encryption runs on the worker pool when large ({@link Offload}); the future completes on
+   * {@code context} once every segment was handed back.
    */
-  Future<?> prepareRetry(List<PackedSegment> bundle, BiConsumer<LogWriterVerticle.PartitionKey, List<Slot>> requeue) {
+  Future<?> prepareRetry(Context context, List<PackedSegment> bundle,
+                         BiConsumer<LogWriterVerticle.PartitionKey, List<Slot>> requeue) {
     Map<String, Future<Boolean>> flags = new HashMap<>();
     for (PackedSegment s : bundle) {
       if (allEncrypted(s.slots)) continue;
@@ -146,27 +168,39 @@ final class PushEncryption {
       flags.put(k, settings.encryptionEnabled(s.key.tenant(), s.key.queue()));
     }
     return Future.join(new ArrayList<>(flags.values())).eventually(() -> {
+      // QCRYPT said these queues are encrypted: a flag that could not be read again changes nothing.
+      Map<Slot, String> toEncrypt = new IdentityHashMap<>();
+      long bytes = 0;
       for (PackedSegment s : bundle) {
         Future<Boolean> flag = flags.get(s.key.tenant() + "\u001f" + s.key.queue());
-        List<Slot> again = new ArrayList<>(s.slots.size());
         for (Slot slot : s.slots) {
-          if (flag == null || slot.frame.encrypted() || (flag.succeeded() && !flag.result())) {
-            again.add(slot);
-            continue;
-          }
-          // QCRYPT said this queue is encrypted: a flag that could not be read again changes nothing.
-          byte[] payload = encrypted(s.key.queue(), slot.frame.payload());
-          if (payload == null) {
-            slot.fail();
-            continue;
-          }
-          Frame f = slot.frame;
-          slot.frame = new Frame(f.messageId(), f.transactionId(), f.traceId(), f.producerSub(), payload, true);
-          again.add(slot);
+          if (flag == null || slot.frame.encrypted() || (flag.succeeded() && !flag.result())) continue;
+          toEncrypt.put(slot, s.key.queue());
+          bytes += slot.frame.payload().length;
         }
-        requeue.accept(s.key, again);
       }
-      return Future.succeededFuture();
+      return Offload.cpu(context, bytes, () -> {
+        Map<Slot, byte[]> done = new IdentityHashMap<>();
+        toEncrypt.forEach((slot, queue) -> done.put(slot, encrypted(queue, slot.frame.payload())));
+        return done;
+      }).andThen(enc -> {
+        for (PackedSegment s : bundle) {
+          List<Slot> again = new ArrayList<>(s.slots.size());
+          for (Slot slot : s.slots) {
+            if (toEncrypt.containsKey(slot)) {
+              byte[] payload = enc.succeeded() ? enc.result().get(slot) : null;
+              if (payload == null) {
+                slot.fail();
+                continue;
+              }
+              Frame f = slot.frame;
+              slot.frame = new Frame(f.messageId(), f.transactionId(), f.traceId(), f.producerSub(), payload, true);
+            }
+            again.add(slot);
+          }
+          requeue.accept(s.key, again);
+        }
+      });
     });
   }
 }

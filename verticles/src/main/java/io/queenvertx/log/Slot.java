@@ -3,13 +3,16 @@ package io.queenvertx.log;
 import io.queenvertx.bus.PushItem;
 import io.queenvertx.bus.PushOutcome;
 import io.queenvertx.codec.Frame;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 
 /**
  * One frame waiting for its write in the log writer, and the request it answers. Used only from the log writer's
- * single worker thread (no locking).
+ * context (no locking); a large bundle's frames are read, not changed, by its packing on the worker pool.
  */
 final class Slot {
   /** Replaced only by an encrypted copy when the write answered QCRYPT. */
@@ -25,6 +28,21 @@ final class Slot {
     this.hash = hash;
     this.owner = owner;
     this.index = index;
+  }
+
+  /**
+   * The leaders of a partition's waiting slots: the first frame with a given hash leads the flush, the rest become its
+   * followers (ENGINE.md §3.2 layer 2).
+   */
+  static List<Slot> leadersOf(List<Slot> slots) {
+    Map<ByteBuffer, Slot> seen = new HashMap<>();
+    List<Slot> leaders = new ArrayList<>(slots.size());
+    for (Slot s : slots) {
+      Slot lead = seen.putIfAbsent(ByteBuffer.wrap(s.hash), s);
+      if (lead == null) leaders.add(s);
+      else lead.flushFollowers.add(s);
+    }
+    return leaders;
   }
 
   /** This slot (and its flush followers) answered {@code failed}. */

@@ -2,13 +2,17 @@ package io.queenvertx.log;
 
 import io.queenvertx.boot.NodeContext;
 import io.queenvertx.boot.SystemState;
+import io.queenvertx.bus.Addresses;
 import io.queenvertx.bus.PushCommand;
 import io.queenvertx.bus.PushItem;
 import io.queenvertx.bus.PushOutcome;
 import io.queenvertx.codec.Frame;
 import io.queenvertx.codec.UuidV7;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
 import io.vertx.pgclient.PgException;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -34,9 +38,10 @@ import org.slf4j.LoggerFactory;
  * the failed events in halves, replayed apart, until the event it rejects is alone: only that one is set aside into
  * failed/, with the reason.
  *
- * <p>A plain object owned by the log writer and used only from its single worker thread (its periodic tick and the
- * replays' callbacks included), so its state needs no locks. Replays go through the log writer's own queues
- * ({@link Writer}), never around them.
+ * <p>A plain object owned by the log writer and used from its context (its periodic tick and the replays' callbacks
+ * included). Every file access runs on the worker pool, in order ({@link Offload#disk}); while the drain reads or
+ * settles a file there, {@code draining} keeps the writer's thread out of the drain's state, so it needs no locks.
+ * Replays go through the log writer's own queues ({@link Writer}), never around them.
  */
 final class Spooler {
   private static final Logger log = LoggerFactory.getLogger(LogWriterVerticle.class);
@@ -55,12 +60,13 @@ final class Spooler {
   record Replayed(Spool.Event event, boolean landed, Throwable cause) {}
 
   private final NodeContext node;
+  private final Context context;
   private final Spool spool;
   private final PushEncryption encryption;
   private final Writer writer;
   private boolean draining;
-  /** Replays in a row that failed transiently; the spool is unhealthy while this is not zero. */
-  private int drainFailures;
+  /** Replays in a row that failed transiently; the spool is unhealthy while this is not zero (read by metrics). */
+  private volatile int drainFailures;
   private long drainBackoffMs;
   private long nextDrainAt;
   /** The file being replayed, its events not yet landed nor set aside, and the batches to replay next. */
@@ -74,8 +80,9 @@ final class Spooler {
   private boolean switchRead;
   private boolean switchReading;
 
-  Spooler(NodeContext node, Spool spool, PushEncryption encryption, Writer writer) {
+  Spooler(NodeContext node, Context context, Spool spool, PushEncryption encryption, Writer writer) {
     this.node = node;
+    this.context = context;
     this.spool = spool;
     this.encryption = encryption;
     this.writer = writer;
@@ -90,12 +97,24 @@ final class Spooler {
     return drainFailures == 0;
   }
 
+  /** The spool's gauges and the {@code SPOOL_STATS} answer (the status routes' buffer figures). */
+  void publishStats(Vertx vertx) {
+    node.metrics().gauge("queen_file_buffer_pending", "push events waiting in this node's spool", spool::pendingEvents);
+    node.metrics().gauge("queen_file_buffer_failed",
+        "spooled push events the database refused, set aside in the spool's failed/ folder", spool::rejectedEvents);
+    node.metrics().gauge("queen_file_buffer_db_healthy", "1 while the spool can drain, 0 while its replays fail",
+        () -> healthy() ? 1 : 0);
+    vertx.eventBus().<Object>localConsumer(Addresses.SPOOL_STATS, m -> m.reply(new JsonObject()
+        .put("bufferedMessages", spool.pendingEvents()).put("bufferHealthy", healthy())
+        .put("failedEvents", spool.rejectedEvents())));
+  }
+
   /**
    * Push maintenance: every item goes to the disk spool and is answered {@code buffered} (or {@code failed}). An item
    * of an encrypted queue (or of a queue whose flag could not be read, when this node has a key) is spooled
-   * encrypted; one whose encryption failed is answered {@code failed} and never spooled.
+   * encrypted; one whose encryption failed ({@code stored} null) is answered {@code failed} and never spooled.
    */
-  void spoolRequest(Request req, Map<String, Boolean> encryptedQueues) {
+  void spoolRequest(Request req, Map<String, Boolean> encryptedQueues, byte[][] stored) {
     List<PushItem> items = req.cmd.items();
     List<Spool.Event> events = new ArrayList<>(items.size());
     UUID[] ids = new UUID[items.size()];
@@ -108,7 +127,7 @@ final class Spooler {
       // Missing transaction ids are minted now, so a replay of this event stays idempotent.
       String txn = it.transactionId() != null ? it.transactionId() : id.toString();
       txns[i] = txn;
-      byte[] payload = encryption.storedPayload(it.queue(), encryptedQueues, it.payload());
+      byte[] payload = stored[i];
       if (payload == null) {
         refused[i] = true;
         continue;
@@ -116,20 +135,24 @@ final class Spooler {
       events.add(new Spool.Event(req.cmd.tenant().toString(), it.queue(), it.partition(), txn, req.cmd.producerSub(),
           encryption.encrypts(it.queue(), encryptedQueues), payload));
     }
-    String status = events.isEmpty() || append(events) ? "buffered" : "failed";
-    if ("buffered".equals(status)) node.metrics().bufferedMessages.increment(events.size());
-    List<PushOutcome> out = new ArrayList<>(items.size());
-    for (int i = 0; i < items.size(); i++) {
-      out.add(new PushOutcome(i, ids[i], txns[i], items.get(i).queue(), refused[i] ? "failed" : status, null, -1));
-    }
-    req.done.accept(out);
+    Future<Boolean> written = events.isEmpty() ? Future.succeededFuture(true) : Offload.disk(context, () -> append(events));
+    written.onComplete(ar -> {
+      String status = ar.succeeded() && ar.result() ? "buffered" : "failed";
+      if ("buffered".equals(status)) node.metrics().bufferedMessages.increment(events.size());
+      List<PushOutcome> out = new ArrayList<>(items.size());
+      for (int i = 0; i < items.size(); i++) {
+        out.add(new PushOutcome(i, ids[i], txns[i], items.get(i).queue(), refused[i] ? "failed" : status, null, -1));
+      }
+      req.done.accept(out);
+    });
   }
 
   /**
    * A write that failed outright: its frames go to the spool and are answered {@code buffered} (ENGINE.md §9.5), or
    * {@code failed} when the spool write fails too. A spool replay that fails keeps its file instead, and is told why.
+   * The future completes once every slot is answered.
    */
-  void spoolFailedWrite(PackedSegment seg, Throwable cause) {
+  Future<?> spoolFailedWrite(PackedSegment seg, Throwable cause) {
     List<Slot> toSpool = new ArrayList<>();
     for (Slot s : seg.slots) {
       if (s.owner.fromSpool) {
@@ -140,7 +163,7 @@ final class Spooler {
         toSpool.add(s);
       }
     }
-    if (toSpool.isEmpty()) return;
+    if (toSpool.isEmpty()) return Future.succeededFuture();
     List<Spool.Event> events = new ArrayList<>();
     for (Slot s : toSpool) {
       events.add(new Spool.Event(seg.key.tenant().toString(), seg.key.queue(), seg.key.partition(),
@@ -150,8 +173,10 @@ final class Spooler {
             f.frame.transactionId(), f.frame.producerSub(), f.frame.encrypted(), f.frame.payload()));
       }
     }
-    boolean ok = append(events);
-    for (Slot s : toSpool) s.resolve(ok ? "buffered" : "failed", null, -1, s.frame.messageId());
+    return Offload.disk(context, () -> append(events)).andThen(ar -> {
+      boolean ok = ar.succeeded() && ar.result();
+      for (Slot s : toSpool) s.resolve(ok ? "buffered" : "failed", null, -1, s.frame.messageId());
+    });
   }
 
   private boolean append(List<Spool.Event> events) {
@@ -178,7 +203,10 @@ final class Spooler {
     });
   }
 
-  /** One drain tick: replays the next batch of the oldest spool file, unless one is running or it must wait. */
+  /**
+   * One drain tick: replays the next batch of the oldest spool file, unless one is running or it must wait. The file
+   * is read, and the outcome settled into it, on the worker pool; {@code draining} stays set until both are done.
+   */
   void drain() {
     if (!switchRead) {
       readSwitch();
@@ -186,42 +214,52 @@ final class Spooler {
     }
     if (draining || node.maintenance().pushMaintenance()) return;
     if (System.currentTimeMillis() < nextDrainAt) return;
-    try {
-      if (drainFile == null) {
-        spool.rotate();
-        List<Path> files = spool.sealed();
-        if (files.isEmpty()) {
-          drainFailures = 0;
-          return;
-        }
-        drainFile = files.get(0);
-        drainLeft = new ArrayList<>(Spool.read(drainFile));
-        drainPlan.clear();
-        if (!drainLeft.isEmpty()) drainPlan.add(new ArrayList<>(drainLeft));
-      }
-      if (drainPlan.isEmpty() && !drainLeft.isEmpty()) drainPlan.add(new ArrayList<>(drainLeft));
-      if (drainPlan.isEmpty()) {
-        spool.delete(drainFile, 0);
+    draining = true;
+    Offload.disk(context, this::nextBatch).onComplete(next -> {
+      if (next.failed()) {
+        log.warn("spool drain could not read: {}", next.cause().toString());
         drainFile = null;
+      }
+      if (next.failed() || next.result().isEmpty()) {
+        draining = false;
         return;
       }
-    } catch (Exception e) {
-      log.warn("spool drain could not read: {}", e.toString());
-      drainFile = null;
-      return;
-    }
-    List<Spool.Event> batch = drainPlan.pollFirst();
-    draining = true;
-    replay(batch).onComplete(ar -> {
-      draining = false;
-      try {
+      List<Spool.Event> batch = next.result();
+      replay(batch).onComplete(ar -> Offload.disk(context, () -> {
         settle(batch, ar.succeeded() ? ar.result() : List.of());
-      } catch (Exception e) {
-        log.warn("spool bookkeeping failed: {}", e.toString());
-        drainFile = null; // read the file again from disk on the next tick
-        drainPlan.clear();
-      }
+        return null;
+      }).onComplete(settled -> {
+        if (settled.failed()) {
+          log.warn("spool bookkeeping failed: {}", settled.cause().toString());
+          drainFile = null; // read the file again from disk on the next tick
+          drainPlan.clear();
+        }
+        draining = false;
+      }));
     });
+  }
+
+  /** The next batch to replay from the oldest spool file (empty: nothing to replay now). On the worker pool. */
+  private List<Spool.Event> nextBatch() throws IOException {
+    if (drainFile == null) {
+      spool.rotate();
+      List<Path> files = spool.sealed();
+      if (files.isEmpty()) {
+        drainFailures = 0;
+        return List.of();
+      }
+      drainFile = files.get(0);
+      drainLeft = new ArrayList<>(Spool.read(drainFile));
+      drainPlan.clear();
+      if (!drainLeft.isEmpty()) drainPlan.add(new ArrayList<>(drainLeft));
+    }
+    if (drainPlan.isEmpty() && !drainLeft.isEmpty()) drainPlan.add(new ArrayList<>(drainLeft));
+    if (drainPlan.isEmpty()) {
+      spool.delete(drainFile, 0);
+      drainFile = null;
+      return List.of();
+    }
+    return drainPlan.pollFirst();
   }
 
   /** Replays {@code batch}, one internal request per (tenant, producerSub); frames keep their stored payload. */

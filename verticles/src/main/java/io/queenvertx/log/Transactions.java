@@ -103,36 +103,44 @@ final class Transactions {
     Map<String, Integer> firstTxn = new HashMap<>();
     Map<AckGroupKey, List<Integer>> ackGroups = new LinkedHashMap<>();
     String hint = cmd.requiredLeases().size() == 1 ? cmd.requiredLeases().get(0) : null;
-    for (int i = 0; i < ops.size(); i++) {
-      var op = ops.get(i);
-      if (op.push() != null) {
-        PushItem it = op.push();
-        UUID id = UuidV7.next();
-        String txn = it.transactionId() != null ? it.transactionId() : id.toString();
-        Integer first = firstTxn.putIfAbsent(it.queue() + '\u0000' + it.partition() + '\u0000' + txn, i);
-        if (first != null) {
-          results[i] = pushResult(i, txn, frames.get(first).messageId(), it.queue()).put("duplicate", true);
-          continue;
+    Map<PartitionKey, Packed> packed = new HashMap<>();
+    long bytes = 0;
+    for (var op : ops) if (op.push() != null) bytes += op.push().payload().length;
+    // Encrypting and packing: on the writer's event loop when small, on the worker pool when large (Offload).
+    Future<Void> prepared = Offload.cpu(vertx.getOrCreateContext(), bytes, () -> {
+      for (int i = 0; i < ops.size(); i++) {
+        var op = ops.get(i);
+        if (op.push() != null) {
+          PushItem it = op.push();
+          UUID id = UuidV7.next();
+          String txn = it.transactionId() != null ? it.transactionId() : id.toString();
+          Integer first = firstTxn.putIfAbsent(it.queue() + '\u0000' + it.partition() + '\u0000' + txn, i);
+          if (first != null) {
+            results[i] = pushResult(i, txn, frames.get(first).messageId(), it.queue()).put("duplicate", true);
+            continue;
+          }
+          byte[] payload = it.payload();
+          boolean isEnc = false;
+          if (encrypted.contains(it.queue())) {
+            payload = cipher.orElseThrow().encryptToBytes(payload);
+            isEnc = true;
+          }
+          frames.put(i, new Frame(id, txn, op.traceId(), cmd.producerSub(), payload, isEnc));
+          pushGroups.computeIfAbsent(new PartitionKey(it.queue(), it.partition()), k -> new ArrayList<>()).add(i);
+          results[i] = pushResult(i, txn, id, it.queue());
+        } else {
+          AckItem a = op.ack();
+          String lease = a.leaseId() != null ? a.leaseId() : hint;
+          ackGroups.computeIfAbsent(new AckGroupKey(a.partitionId(), a.consumerGroup(), lease), k -> new ArrayList<>())
+              .add(i);
         }
-        byte[] payload = it.payload();
-        boolean isEnc = false;
-        if (encrypted.contains(it.queue())) {
-          payload = cipher.orElseThrow().encryptToBytes(payload);
-          isEnc = true;
-        }
-        frames.put(i, new Frame(id, txn, op.traceId(), cmd.producerSub(), payload, isEnc));
-        pushGroups.computeIfAbsent(new PartitionKey(it.queue(), it.partition()), k -> new ArrayList<>()).add(i);
-        results[i] = pushResult(i, txn, id, it.queue());
-      } else {
-        AckItem a = op.ack();
-        String lease = a.leaseId() != null ? a.leaseId() : hint;
-        ackGroups.computeIfAbsent(new AckGroupKey(a.partitionId(), a.consumerGroup(), lease), k -> new ArrayList<>())
-            .add(i);
       }
-    }
+      for (var e : pushGroups.entrySet()) packed.put(e.getKey(), pack(e.getValue(), frames));
+      return null;
+    });
     List<JsonObject> landed = new ArrayList<>();
     List<JsonObject> deadLetters = new ArrayList<>();
-    Future<Void> tx = node.pool().withTransaction(conn -> {
+    Future<Void> tx = prepared.compose(p -> node.pool().withTransaction(conn -> {
       Future<Void> chain = Future.succeededFuture();
       if (!plain.isEmpty()) {
         // Read in this transaction: a configure that answered before it began is seen here (QCRYPT otherwise).
@@ -142,13 +150,13 @@ final class Transactions {
             .execute(Tuple.tuple().addValue(tenants).addValue(plain.toArray(new String[0]))).mapEmpty();
       }
       for (var e : pushGroups.entrySet()) {
-        chain = chain.compose(v -> push(conn, cmd.tenant(), e.getKey(), e.getValue(), frames, landed));
+        chain = chain.compose(v -> push(conn, cmd.tenant(), e.getKey(), packed.get(e.getKey()), landed));
       }
       for (var e : ackGroups.entrySet()) {
         chain = chain.compose(v -> ack(conn, cmd.tenant(), e.getKey(), e.getValue(), ops, results, deadLetters));
       }
       return chain;
-    });
+    }));
     return tx.compose(v -> {
       for (JsonObject l : landed) vertx.eventBus().publish(Addresses.LANDED, l.put("tenant", cmd.tenant().toString()));
       // The hand-offs are filed before answering, exactly as the ack route does: dlq:true means the row exists.
@@ -190,8 +198,10 @@ final class Transactions {
         .put("transactionId", txn).put("messageId", id.toString()).put("queueName", queue);
   }
 
-  private Future<Void> push(SqlConnection conn, UUID tenant, PartitionKey key, List<Integer> idx,
-                            Map<Integer, Frame> frames, List<JsonObject> landed) {
+  /** One partition's frames of the bundle, packed: their count, hash sidecar and zstd blob. */
+  private record Packed(int count, byte[] hashes, byte[] blob) {}
+
+  private Packed pack(List<Integer> idx, Map<Integer, Frame> frames) {
     List<Frame> fs = new ArrayList<>(idx.size());
     byte[] hashes = new byte[idx.size() * TxnHash.BYTES];
     for (int j = 0; j < idx.size(); j++) {
@@ -199,9 +209,13 @@ final class Transactions {
       fs.add(f);
       System.arraycopy(TxnHash.of(f.transactionId()), 0, hashes, j * TxnHash.BYTES, TxnHash.BYTES);
     }
-    byte[] blob = Segment.pack(fs, node.config().engine().zstdLevel());
+    return new Packed(idx.size(), hashes, Segment.pack(fs, node.config().engine().zstdLevel()));
+  }
+
+  private Future<Void> push(SqlConnection conn, UUID tenant, PartitionKey key, Packed p, List<JsonObject> landed) {
     return conn.preparedQuery("SELECT queen.log_push($1, $2, $3, $4, $5, $6)")
-        .execute(Tuple.of(tenant, key.queue(), key.partition(), idx.size(), Buffer.buffer(hashes), Buffer.buffer(blob)))
+        .execute(Tuple.of(tenant, key.queue(), key.partition(), p.count(), Buffer.buffer(p.hashes()),
+            Buffer.buffer(p.blob())))
         .compose(rows -> {
           JsonObject r = (JsonObject) rows.iterator().next().getValue(0);
           if (!"queued".equals(r.getString("status"))) {
@@ -211,7 +225,7 @@ final class Transactions {
           }
           long base = r.getLong("baseOffset");
           landed.add(new JsonObject().put("queue", key.queue()).put("partition", key.partition())
-              .put("partitionId", r.getString("partitionId")).put("lastOffset", base + idx.size() - 1));
+              .put("partitionId", r.getString("partitionId")).put("lastOffset", base + p.count() - 1));
           return Future.succeededFuture();
         });
   }

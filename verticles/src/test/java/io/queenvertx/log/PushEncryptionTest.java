@@ -82,9 +82,9 @@ class PushEncryptionTest {
     var frame = new Frame(UuidV7.next(), "t", null, null, sealed, true);
     var slot = new Slot(frame, TxnHash.of("t"), req, 0);
     var key = new LogWriterVerticle.PartitionKey(TENANT, "secret", "p");
-    var seg = new PackedSegment(key, List.of(slot), new byte[0], new byte[0], null, null);
+    var seg = new PackedSegment(key, List.of(slot), new byte[0], null, null);
     List<List<Slot>> requeued = new ArrayList<>();
-    var done = withKey().prepareRetry(List.of(seg), (k, slots) -> {
+    var done = withKey().prepareRetry(null, List.of(seg), (k, slots) -> {
       assertThat(k).isEqualTo(key);
       requeued.add(slots);
     });

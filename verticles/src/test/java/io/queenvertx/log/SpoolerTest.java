@@ -77,8 +77,10 @@ class SpoolerTest {
   void aFailedLiveWriteIsSpooledFollowersIncludedWhileAFailedReplayKeepsItsFileAndLearnsWhy(@TempDir Path dir)
       throws Exception {
     var spool = new Spool(dir, 100);
-    // spoolFailedWrite reads neither the node nor the encryption: the database plays no part in it.
-    var spooler = new Spooler(null, spool, null, null);
+    // spoolFailedWrite reads neither the node nor the encryption: the database plays no part in it. Its file access
+    // runs on the worker pool of a context.
+    var vertx = io.vertx.core.Vertx.vertx();
+    var spooler = new Spooler(null, vertx.getOrCreateContext(), spool, null, null);
     var key = new LogWriterVerticle.PartitionKey(T1, "q", "p");
 
     AtomicReference<List<PushOutcome>> live = new AtomicReference<>();
@@ -94,8 +96,12 @@ class SpoolerTest {
     replayReq.outstanding = 1;
 
     var cause = new java.net.ConnectException("Connection refused");
-    var seg = new PackedSegment(key, List.of(leader, replayed), new byte[0], new byte[0], null, null);
-    spooler.spoolFailedWrite(seg, cause);
+    var seg = new PackedSegment(key, List.of(leader, replayed), new byte[0], null, null);
+    try {
+      spooler.spoolFailedWrite(seg, cause).await(10, java.util.concurrent.TimeUnit.SECONDS);
+    } finally {
+      vertx.close();
+    }
 
     assertThat(spool.pendingEvents()).isEqualTo(2);
     assertThat(live.get()).extracting(PushOutcome::status).containsExactly("buffered", "duplicate");
