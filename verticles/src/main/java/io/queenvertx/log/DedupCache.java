@@ -24,7 +24,7 @@ import java.util.UUID;
  * remembered in {@code ahead} until the gap is filled from {@code log_txns}. Fingerprints older than the window are
  * dropped a generation at a time, by the database's own timestamps.
  *
- * <p>Used only from the log writer's worker context: no locks.
+ * <p>Used only from the log writer's event-loop context: no locks.
  */
 final class DedupCache {
   /** A push's promise to SQL: the verified offset and the partition it holds for; {@link #NONE} promises nothing. */

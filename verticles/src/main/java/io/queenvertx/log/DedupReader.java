@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory;
  * for, a warm-up of a partition's window (paged) or the fill of a gap after a segment it did not see; and reads the
  * message id a duplicate answers with ({@link #originalMessageId}).
  *
- * <p>A plain object owned by the log writer and used only from its single worker thread: the reads' callbacks run on
+ * <p>A plain object owned by the log writer and used only from its event-loop thread: the reads' callbacks run on
  * that thread too, so its bookkeeping needs no locks.
  */
 final class DedupReader {

@@ -21,7 +21,7 @@ import java.util.function.LongConsumer;
  * hold ({@code QUEEN_PUSH_FUSION_HOLD_US}) has passed since the first frame was held, whichever comes first. So the
  * wait is never longer than the hold nor than the writes already in flight, and more frames share each commit.
  *
- * <p>Used only from the log writer's single worker thread (no locking); the timer only asks that thread to look again.
+ * <p>Used only from the log writer's event-loop thread (no locking); the timer only asks that thread to look again.
  */
 final class FusionGate {
   /** Ready frames that make a bundle worth sending without waiting (a batched push brings this many at once). */

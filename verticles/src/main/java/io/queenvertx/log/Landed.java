@@ -5,7 +5,7 @@ import java.util.UUID;
 
 /**
  * What one push bundle landed in one (tenant, queue): one announcement, whatever the number of its partitions. Used
- * only from the log writer's single worker thread.
+ * only from the log writer's event-loop thread.
  */
 final class Landed {
   final LogWriterVerticle.PartitionKey first;

@@ -8,7 +8,7 @@ import java.util.function.Consumer;
 
 /**
  * One push request in the log writer: its outcomes fill in as its frames are written; replied when none is
- * outstanding. Used only from the log writer's single worker thread (no locking).
+ * outstanding. Used only from the log writer's event-loop thread (no locking).
  */
 final class Request {
   final PushCommand cmd;

@@ -23,7 +23,8 @@ import java.util.stream.Stream;
  * producerSub, encrypted, payload}} where payload is the stored JSON text (an envelope for encrypted queues). The
  * active file is {@code queen-<13-digit ms>-<8-digit seq>.tmp}; it becomes {@code .buf} when full or at drain time,
  * so lexical order is FIFO order. Every append is forced to disk before the caller answers {@code buffered}. Used
- * only from the log writer's (single) worker thread.
+ * only from the log writer's spool tasks on the worker pool, which run one at a time in order ({@link Offload#disk});
+ * its counters are atomics, read by the metrics.
  *
  * <p>A file is replayed until the database takes every event of it: the landed events are cut out of the file as the
  * replay goes ({@link #rewrite}), and an event the database will never accept is set aside alone into
