@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The embedded server's processes, the postmaster and every backend, run with glibc's malloc told to keep freed
- * memory ({@link EmbeddedDatabase#MALLOC_TUNABLES}), on a fresh folder and again after a restart on the same one.
+ * memory ({@link ServerMalloc#TUNABLES}), on a fresh folder and again after a restart on the same one.
  */
 class EmbeddedMallocIT {
   /** The process's environment block as it is in its memory now, entries separated by NUL. */
@@ -39,7 +39,7 @@ class EmbeddedMallocIT {
    * also shows that glibc took them.
    */
   static void assertTuned(Path dataDir, EmbeddedDatabase db) throws Exception {
-    String[] tunables = EmbeddedDatabase.MALLOC_TUNABLES.split(":");
+    String[] tunables = ServerMalloc.TUNABLES.split(":");
     long postmaster = Long.parseLong(Files.readAllLines(dataDir.resolve("pg/postmaster.pid")).get(0).trim());
     for (String env : List.of(environmentOf(postmaster), backendEnvironment(db))) {
       assertThat(env).contains("GLIBC_TUNABLES=" + tunables[0]);
