@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# PostgreSQL CPU per element of a push whose items are spread over many partitions (run-all.sh's part10000 row: every
+# item lands in a partition of its own, so every item is its own element of queen.log_push_multi), measured without
+# the broker or HTTP. pgbench sends, on one connection, N calls of K elements over K distinct partitions (a random
+# chunk of the queue's PARTITIONS partitions), each call its own transaction, in three variants:
+#   call    the call's own cost: fetch a chunk of partition ids and names, make K fresh 16-byte hashes
+#   update  that, plus the per-partition counter update alone (last_offset + 1 for each of the K partitions): the
+#           floor of any storage layout that allocates each partition's offsets in a row of PostgreSQL
+#   push    that, plus queen.log_push_multi with K hinted elements on its fast path (today's write: lock and check the
+#           partitions, update them, one log_segments and one log_txns row per element)
+# The figure is the CPU the database spent (the pgbench backend's, read from the postmaster's children's CPU once the
+# backend has exited), divided by N x K. Run the variants a few times and compare the minima; the machine's noise
+# moves them less than it moves msg/s. Not part of the test suite.
+#
+# Needs: a PostgreSQL on this machine with the queen schema (start a node against it once), psql and pgbench
+# (Debian's postgresql-client), and read access to the data directory's postmaster.pid (run as root or postgres).
+# Usage: PGHOST=127.0.0.1 PGPORT=5432 PGUSER=postgres PGPASSWORD=... PGDATABASE=postgres deploy/bench/spread-cost.sh [N]
+# Knobs: N (500 calls per variant and round), ROUNDS (3), PARTITIONS (10000), K (100 elements per call, the batch of one
+# part10000 request). The queue it fills (spreadcost-<pid>) and its chunk table are deleted at the end.
+set -euo pipefail
+
+N=${1:-500}
+ROUNDS=${ROUNDS:-3}
+PARTITIONS=${PARTITIONS:-10000}
+K=${K:-100}
+QUEUE="spreadcost-$$"
+CHUNKS="public.spreadcost_$$"
+[ "$PARTITIONS" -ge "$K" ] || { echo "PARTITIONS ($PARTITIONS) must be at least K ($K)" >&2; exit 2; }
+pgbench=$(command -v pgbench || ls /usr/lib/postgresql/*/bin/pgbench 2>/dev/null | tail -1 || true)
+[ -n "$pgbench" ] || { echo "pgbench not found (apt-get install postgresql-client)" >&2; exit 2; }
+psql_q() { psql -X -qAt -v ON_ERROR_STOP=1 -c "$1"; }
+
+datadir=$(psql_q "SHOW data_directory")
+postmaster=$(head -1 "$datadir/postmaster.pid")
+children_cpu() { awk '{print $16 + $17}' "/proc/$postmaster/stat"; }   # clock ticks of exited children
+hz=$(getconf CLK_TCK)
+
+cleanup() {
+  psql_q "DROP TABLE IF EXISTS $CHUNKS" > /dev/null 2>&1 || true
+  psql_q "SELECT queen.delete_queue(NULL, '$QUEUE')" > /dev/null 2>&1 || true
+  rm -f "${scripts[@]}" 2>/dev/null || true
+}
+scripts=()
+trap cleanup EXIT
+
+# The queue's partitions, each with one segment, and the chunks: PARTITIONS / K disjoint sets of K partitions each.
+psql_q "SELECT count(queen.log_push(NULL, '$QUEUE', 'p-' || p, 1, decode(md5(p::text), 'hex'), '\\x00'::bytea))
+        FROM generate_series(1, $PARTITIONS) p" > /dev/null
+psql_q "CREATE TABLE $CHUNKS AS
+        SELECT (s.rn - 1) / $K AS k, array_agg(s.id ORDER BY s.id) AS ids, array_agg(s.name ORDER BY s.id) AS names
+        FROM (SELECT p.id, p.name, row_number() OVER (ORDER BY random()) AS rn
+              FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id
+              WHERE q.name = '$QUEUE' AND q.tenant_id = '00000000-0000-0000-0000-000000000001') s
+        GROUP BY 1 HAVING count(*) = $K"
+psql_q "CREATE UNIQUE INDEX ON $CHUNKS (k)"
+chunks=$(psql_q "SELECT count(*) FROM $CHUNKS")
+
+hashes="ARRAY(SELECT decode(md5(random()::text), 'hex') FROM generate_series(1, $K))"
+script() { # name sql
+  local f
+  f=$(mktemp)
+  scripts+=("$f")
+  printf '\\set r random(0, %d)\n%s\n' $((chunks - 1)) "$2" > "$f"
+  eval "script_$1=$f"
+}
+script call "SELECT cardinality(c.ids) + cardinality(c.names) + cardinality($hashes) FROM $CHUNKS c WHERE c.k = :r;"
+script update "UPDATE queen.log_partitions p SET last_offset = p.last_offset + 1
+  FROM (SELECT unnest(c.ids) AS id, cardinality($hashes) AS h FROM $CHUNKS c WHERE c.k = :r) u WHERE p.id = u.id;"
+# A 110-byte blob per element stands for one compressed 200-byte frame (the SQL stores it, never decodes it); the
+# promise p_verified = max bigint about the hinted partition keeps every call on the fast path (no dedup probe).
+script push "SELECT count(*) FROM $CHUNKS c, queen.log_push_multi(
+  array_fill(NULL::uuid, ARRAY[$K]), array_fill('$QUEUE'::text, ARRAY[$K]), c.names, array_fill(1, ARRAY[$K]),
+  $hashes, array_fill(decode(repeat('a5', 110), 'hex'), ARRAY[$K]),
+  array_fill(9223372036854775807::bigint, ARRAY[$K]), c.ids, c.ids, NULL) x WHERE c.k = :r;"
+
+run() { # script -> microseconds of PostgreSQL CPU per element
+  local before after out
+  before=$(children_cpu)
+  out=$("$pgbench" -n -M prepared -t "$N" -f "$1" 2>&1) || { echo "$out" >&2; exit 1; }
+  sleep 0.3   # the backend exits after pgbench disconnects; its CPU then counts as the postmaster's children's
+  after=$(children_cpu)
+  awk -v a="$after" -v b="$before" -v n="$N" -v k="$K" -v hz="$hz" 'BEGIN { printf "%.1f", (a - b) * 1e6 / hz / n / k }'
+}
+
+echo "PostgreSQL CPU per element, $K elements per call over $K of $PARTITIONS partitions, $N calls per variant:"
+for r in $(seq "$ROUNDS"); do
+  c=$(run "$script_call")
+  u=$(run "$script_update")
+  p=$(run "$script_push")
+  awk -v r="$r" -v c="$c" -v u="$u" -v p="$p" 'BEGIN {
+    printf "round %d: call %s us, call+update %s us, call+push %s us  (update alone %.1f us, push alone %.1f us)\n",
+           r, c, u, p, u - c, p - c }'
+done
