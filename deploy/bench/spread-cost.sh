@@ -26,19 +26,13 @@ K=${K:-100}
 QUEUE="spreadcost-$$"
 CHUNKS="public.spreadcost_$$"
 [ "$PARTITIONS" -ge "$K" ] || { echo "PARTITIONS ($PARTITIONS) must be at least K ($K)" >&2; exit 2; }
-pgbench=$(command -v pgbench || ls /usr/lib/postgresql/*/bin/pgbench 2>/dev/null | tail -1 || true)
-[ -n "$pgbench" ] || { echo "pgbench not found (apt-get install postgresql-client)" >&2; exit 2; }
-psql_q() { psql -X -qAt -v ON_ERROR_STOP=1 -c "$1"; }
-
-datadir=$(psql_q "SHOW data_directory")
-postmaster=$(head -1 "$datadir/postmaster.pid")
-children_cpu() { awk '{print $16 + $17}' "/proc/$postmaster/stat"; }   # clock ticks of exited children
-hz=$(getconf CLK_TCK)
+# shellcheck source=pg-cpu.sh
+. "$(dirname "$0")/pg-cpu.sh"
 
 cleanup() {
   psql_q "DROP TABLE IF EXISTS $CHUNKS" > /dev/null 2>&1 || true
   psql_q "SELECT queen.delete_queue(NULL, '$QUEUE')" > /dev/null 2>&1 || true
-  rm -f "${scripts[@]}" 2>/dev/null || true
+  rm -f "${scripts[@]}" "$pgbench_out" 2>/dev/null || true
 }
 scripts=()
 trap cleanup EXIT
@@ -74,12 +68,9 @@ script push "SELECT count(*) FROM $CHUNKS c, queen.log_push_multi(
   array_fill(9223372036854775807::bigint, ARRAY[$K]), c.ids, c.ids, NULL) x WHERE c.k = :r;"
 
 run() { # script -> microseconds of PostgreSQL CPU per element
-  local before after out
-  before=$(children_cpu)
-  out=$("$pgbench" -n -M prepared -t "$N" -f "$1" 2>&1) || { echo "$out" >&2; exit 1; }
-  sleep 0.3   # the backend exits after pgbench disconnects; its CPU then counts as the postmaster's children's
-  after=$(children_cpu)
-  awk -v a="$after" -v b="$before" -v n="$N" -v k="$K" -v hz="$hz" 'BEGIN { printf "%.1f", (a - b) * 1e6 / hz / n / k }'
+  local ticks
+  ticks=$(pgbench_cpu "$N" "$1")
+  awk -v t="$ticks" -v n="$N" -v k="$K" -v hz="$hz" 'BEGIN { printf "%.1f", t * 1e6 / hz / n / k }'
 }
 
 echo "PostgreSQL CPU per element, $K elements per call over $K of $PARTITIONS partitions, $N calls per variant:"

@@ -18,14 +18,8 @@ ROUNDS=${ROUNDS:-3}
 FRAMES=${FRAMES:-30}
 PARTITIONS=${PARTITIONS:-10}
 QUEUE="sqlcost-$$"
-pgbench=$(command -v pgbench || ls /usr/lib/postgresql/*/bin/pgbench 2>/dev/null | tail -1 || true)
-[ -n "$pgbench" ] || { echo "pgbench not found (apt-get install postgresql-client)" >&2; exit 2; }
-psql_q() { psql -X -qAt -v ON_ERROR_STOP=1 -c "$1"; }
-
-datadir=$(psql_q "SHOW data_directory")
-postmaster=$(head -1 "$datadir/postmaster.pid")
-children_cpu() { awk '{print $16 + $17}' "/proc/$postmaster/stat"; }   # clock ticks of exited children
-hz=$(getconf CLK_TCK)
+# shellcheck source=pg-cpu.sh
+. "$(dirname "$0")/pg-cpu.sh"
 
 # The backlog: every partition gets enough segments of FRAMES one-byte frames for all rounds (never decoded here).
 segments=$(( (N * ROUNDS) / (PARTITIONS * FRAMES) + 2 ))
@@ -34,7 +28,7 @@ psql_q "SELECT count(queen.log_push(NULL, '$QUEUE', 'p-' || p, $FRAMES,
            FROM generate_series(1, $FRAMES) f),
           '\\x00'::bytea))
         FROM generate_series(1, $PARTITIONS) p, generate_series(1, $segments) s" > /dev/null
-trap 'psql_q "SELECT queen.delete_queue(NULL, '"'"'$QUEUE'"'"')" > /dev/null 2>&1 || true' EXIT
+trap 'psql_q "SELECT queen.delete_queue(NULL, '"'"'$QUEUE'"'"')" > /dev/null 2>&1 || true; rm -f "$pgbench_out"' EXIT
 
 script=$(mktemp)
 cat > "$script" <<EOF
@@ -48,13 +42,10 @@ SELECT CASE WHEN (queen.log_ack(NULL, :pid::uuid, NULL, 'sqlcost',
 EOF
 
 for r in $(seq "$ROUNDS"); do
-  before=$(children_cpu)
-  out=$("$pgbench" -n -M prepared -t "$N" -f "$script" 2>&1) || { echo "$out" >&2; exit 1; }
-  sleep 0.3   # the backend exits after pgbench disconnects; its CPU then counts as the postmaster's children's
-  after=$(children_cpu)
-  lat=$(echo "$out" | awk '/latency average/ {print $4}')
-  awk -v a="$after" -v b="$before" -v n="$N" -v hz="$hz" -v lat="$lat" -v r="$r" 'BEGIN {
+  ticks=$(pgbench_cpu "$N" "$script")
+  lat=$(awk '/latency average/ {print $4}' "$pgbench_out")
+  awk -v t="$ticks" -v n="$N" -v hz="$hz" -v lat="$lat" -v r="$r" 'BEGIN {
     printf "round %d: %.3f ms of PostgreSQL CPU per pop+ack (pgbench latency %s ms per pair)\n",
-           r, (a - b) * 1000 / hz / n, lat }'
+           r, t * 1000 / hz / n, lat }'
 done
-rm -f "$script"
+rm -f "$script" "$pgbench_out"
