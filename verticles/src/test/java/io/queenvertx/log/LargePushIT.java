@@ -61,6 +61,14 @@ class LargePushIT {
     return messages;
   }
 
+  /** The queue's one message pops back with this transaction id and payload, stored encrypted or not. */
+  static void assertOnlyMessage(String q, String txn, JsonObject payload, boolean encrypted) {
+    var m = popAll(q, 1).getJsonObject(0);
+    assertThat(m.getString("transactionId")).isEqualTo(txn);
+    assertThat(m.getJsonObject("data")).isEqualTo(payload);
+    assertEncryptedFlag(q, encrypted);
+  }
+
   static void assertEncryptedFlag(String q, boolean encrypted) {
     var listed = node.get("/api/v1/messages?queue=" + q).json().getJsonArray("messages");
     assertThat(listed).isNotEmpty();
@@ -78,10 +86,7 @@ class LargePushIT {
           .add(new JsonObject().put("queue", q).put("transactionId", "big").put("payload", big))));
       assertThat(r.status()).as(r.body()).isEqualTo(201);
       assertThat(r.array().getJsonObject(0).getString("status")).isEqualTo("queued");
-      var m = popAll(q, 1).getJsonObject(0);
-      assertThat(m.getString("transactionId")).isEqualTo("big");
-      assertThat(m.getJsonObject("data")).isEqualTo(big);
-      assertEncryptedFlag(q, encrypted);
+      assertOnlyMessage(q, "big", big, encrypted);
     }
   }
 
@@ -118,10 +123,7 @@ class LargePushIT {
             .add(new JsonObject().put("queue", q).put("transactionId", "tx-big").put("payload", big))))));
     assertThat(r.status()).as(r.body()).isEqualTo(200);
     assertThat(r.json().getBoolean("success")).as(r.body()).isTrue();
-    var m = popAll(q, 1).getJsonObject(0);
-    assertThat(m.getString("transactionId")).isEqualTo("tx-big");
-    assertThat(m.getJsonObject("data")).isEqualTo(big);
-    assertEncryptedFlag(q, true);
+    assertOnlyMessage(q, "tx-big", big, true);
   }
 
   @Test
@@ -141,9 +143,6 @@ class LargePushIT {
     }
     Awaitility.await().atMost(Duration.ofSeconds(30))
         .until(() -> node.get("/api/v1/system/maintenance").json().getLong("bufferedMessages") == 0);
-    JsonArray messages = popAll(q, 1);
-    assertThat(messages.getJsonObject(0).getString("transactionId")).isEqualTo("spooled");
-    assertThat(messages.getJsonObject(0).getJsonObject("data")).isEqualTo(big);
-    assertEncryptedFlag(q, true);
+    assertOnlyMessage(q, "spooled", big, true);
   }
 }
