@@ -7,8 +7,6 @@ import io.queenvertx.testing.TestNode;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.Optional;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
@@ -17,8 +15,6 @@ import org.junit.jupiter.api.TestFactory;
  * Queen's JavaScript client ({@code queen-mq} 1.0.6) against a real node: every {@code clients-test/js/test/*.test.mjs}
  * file runs under {@code node --test}, one JUnit test per file, and a failing file fails here with node's output.
  *
- * <p>Without the client tarball (beside the checkout or at {@code QUEEN_JS_CLIENT_TGZ}) this fails, naming both
- * places; only {@code QUEEN_JS_CLIENT_SKIP=1}, which {@code .ci/run} sets after warning loudly, turns that into a skip.
  */
 class JsClientIT {
   private static final Duration PER_FILE = Duration.ofSeconds(120);
@@ -30,19 +26,7 @@ class JsClientIT {
   @BeforeAll
   static void install() throws Exception {
     project = JsClientProject.find();
-    String envPath = System.getenv("QUEEN_JS_CLIENT_TGZ");
-    Optional<Path> tarball = project.tarball(envPath);
-    if (tarball.isEmpty()) {
-      String missing = "Queen's JavaScript client " + JsClientProject.TARBALL + " is neither at "
-          + project.besideCheckout() + " nor at QUEEN_JS_CLIENT_TGZ ("
-          + (envPath == null ? "unset" : "'" + envPath + "'") + ")";
-      if ("1".equals(System.getenv("QUEEN_JS_CLIENT_SKIP"))) {
-        System.err.println("!!!!! JsClientIT SKIPPED: " + missing + " (QUEEN_JS_CLIENT_SKIP=1) !!!!!");
-        Assumptions.abort(missing + "; skipped because QUEEN_JS_CLIENT_SKIP=1");
-      }
-      fail(missing + ". Put the contract folder beside the checkout or point QUEEN_JS_CLIENT_TGZ at the tarball.");
-    }
-    project.install(tarball.get());
+    project.install();
   }
 
   @TestFactory

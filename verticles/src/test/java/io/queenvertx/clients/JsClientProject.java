@@ -4,26 +4,21 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 /**
- * The npm project {@code clients-test/js}: Queen's JavaScript client ({@code queen-mq}, installed from the contract's
- * tarball) driving a broker from {@code node --test} files, as an application would.
+ * The npm project {@code clients-test/js}: Queen's JavaScript client ({@code queen-mq}, installed from the repository's
+ * own copy under {@code clients-test/vendor/}) driving a broker from {@code node --test} files, as an application would.
  *
- * <p>The tarball is not in the repository nor on the npm registry: it is looked up beside the checkout
- * ({@code <root>/../shared/clients/}), then at {@code QUEEN_JS_CLIENT_TGZ}. It is copied to the project's ignored
- * {@code .client/} folder, the path its {@code package.json} and {@code package-lock.json} name, so the lock (and the
- * integrity hash npm checks) is the same wherever the tarball came from. {@code npm ci} runs only when the lock, the
- * tarball or the node version changed since the last install (a stamp file in {@code node_modules}).
+ * <p>{@code npm ci} runs only when the lock, the client tarball or the node version changed since the last install (a
+ * stamp file in {@code node_modules}).
  */
 final class JsClientProject {
   static final String TARBALL = "queen-mq-1.0.6.tgz";
@@ -57,18 +52,9 @@ final class JsClientProject {
     return dir;
   }
 
-  /** Where the tarball is looked for beside the checkout: {@code <root>/../shared/clients/queen-mq-1.0.6.tgz}. */
-  Path besideCheckout() {
-    return dir.getParent().getParent().resolve("../shared/clients/" + TARBALL).normalize();
-  }
-
-  /** The client tarball beside the checkout, else the file {@code QUEEN_JS_CLIENT_TGZ} names; empty if neither exists. */
-  Optional<Path> tarball(String envPath) {
-    if (Files.isRegularFile(besideCheckout())) return Optional.of(besideCheckout());
-    if (envPath != null && !envPath.isBlank() && Files.isRegularFile(Path.of(envPath))) {
-      return Optional.of(Path.of(envPath).toAbsolutePath());
-    }
-    return Optional.empty();
+  /** The client tarball the project's {@code package.json} names, inside the repository. */
+  Path tarball() {
+    return dir.getParent().resolve("vendor").resolve(TARBALL);
   }
 
   /** The {@code *.test.mjs} files under {@code test/}, sorted. */
@@ -78,14 +64,9 @@ final class JsClientProject {
     }
   }
 
-  /** Copies the tarball in and runs {@code npm ci} unless the installed tree is already this lock and tarball. */
-  void install(Path tarball) throws Exception {
-    Path copy = dir.resolve(".client").resolve(TARBALL);
-    Files.createDirectories(copy.getParent());
-    if (!Files.isRegularFile(copy) || Files.mismatch(copy, tarball) != -1) {
-      Files.copy(tarball, copy, StandardCopyOption.REPLACE_EXISTING);
-    }
-    ci(Files.readAllBytes(copy));
+  /** Runs {@code npm ci} unless the installed tree is already this lock and client tarball on this node. */
+  void install() throws Exception {
+    ci(Files.readAllBytes(tarball()));
   }
 
   /** Runs {@code npm ci} unless the installed tree is already this lock (and these extra inputs) on this node. */
