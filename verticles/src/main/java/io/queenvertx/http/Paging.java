@@ -7,6 +7,7 @@ import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
+import java.util.regex.Pattern;
 
 /**
  * Keyset paging of the listings that Queen answers whole and that grow without bound (issue 34): the consumer-group
@@ -38,6 +39,13 @@ final class Paging {
     return (int) Math.min(n, max);
   }
 
+  /** {@link #after(RoutingContext)} for a listing whose keys have the given form. */
+  static String after(RoutingContext ctx, Pattern form) {
+    String key = after(ctx);
+    if (key != null && !form.matcher(key).matches()) throw notOurs(ctx.request().getParam("cursor"));
+    return key;
+  }
+
   /** The key the {@code cursor} parameter carries, or null without one; a cursor this server never made is 400. */
   static String after(RoutingContext ctx) {
     String v = ctx.request().getParam("cursor");
@@ -51,7 +59,11 @@ final class Paging {
     } catch (IllegalArgumentException e) {
       // reported below
     }
-    throw ApiError.of(400, "cursor is not one this listing gave out: " + quoted(v));
+    throw notOurs(v);
+  }
+
+  private static ApiError notOurs(String cursor) {
+    return ApiError.of(400, "cursor is not one this listing gave out: " + quoted(cursor));
   }
 
   /** The cursor of a page that ends at {@code key}. */
