@@ -49,8 +49,8 @@ BEGIN
                  FROM queen.get_queue(t, 'adm.one', 'a', 1) g), '["b",null]'::jsonb, 'page after a, the last');
   PERFORM qt.eq((SELECT g.body::jsonb->'totals' FROM queen.get_queue(t, 'adm.one', 'a', 1) g), r->'totals',
                 'a page keeps the totals');
-  PERFORM qt.eq((SELECT g.body::jsonb FROM queen.get_queue(t, 'nope', NULL, NULL) g), '{"error":"Queue not found"}'::jsonb,
-                'missing queue');
+  PERFORM qt.eq((SELECT g.body::jsonb FROM queen.get_queue(t, 'nope', NULL, NULL) g),
+                '{"error":"Queue not found"}'::jsonb, 'missing queue');
   PERFORM qt.eq((SELECT g.body::jsonb FROM queen.get_queue(qt.tenant(), 'adm.one', NULL, NULL) g),
                 '{"error":"Queue not found"}'::jsonb, 'other tenant cannot see it');
 

@@ -25,7 +25,7 @@ final class Paging {
 
   private Paging() {}
 
-  /** {@code limit}: absent means {@code def}; above {@code max} means {@code max}; not a whole number of at least 1 is 400. */
+  /** {@code limit}: absent means {@code def}, above {@code max} means {@code max}; not a whole number >= 1 is 400. */
   static int limit(RoutingContext ctx, int def, int max) {
     String v = ctx.request().getParam("limit");
     if (v == null || v.isBlank()) return def;

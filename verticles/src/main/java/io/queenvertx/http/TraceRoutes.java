@@ -23,7 +23,8 @@ final class TraceRoutes {
   static final int MAX_EVENT_TYPE_CHARS = 255;
   static final int MAX_PAGE = 1000;
   /** A timeline cursor's key: the last trace's time in microseconds since the epoch and its id. */
-  private static final Pattern TIMELINE_KEY = Pattern.compile("-?[0-9]{1,18},[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}");
+  private static final Pattern TIMELINE_KEY =
+      Pattern.compile("-?[0-9]{1,18},[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}");
 
   private TraceRoutes() {}
 

@@ -13,8 +13,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The dashboard at scale (issue 21): with 1,000 queues, 100,000 dead letters and 50,000 consumer groups (issue 34),
- * the overview, the DLQ page and the groups page load with paged API calls only. Every call the page made is counted (rows in its answer) and must be bounded by the page
- * size. The load times are printed for BENCHMARKS.md; they are a measurement, not an assertion.
+ * the overview, the DLQ page and the groups page load with paged API calls only. Every call the page made is counted
+ * (rows in its answer) and must be bounded by the page size. The load times are printed for BENCHMARKS.md; they are
+ * a measurement, not an assertion.
  */
 class DashboardScaleIT {
   static final int QUEUES = 1_000;

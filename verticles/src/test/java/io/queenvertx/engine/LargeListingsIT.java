@@ -39,7 +39,8 @@ class LargeListingsIT {
     String next = null;
     do {
       String sep = path.contains("?") ? "&" : "?";
-      Reply r = node.get(next == null ? path : path + sep + "cursor=" + URLEncoder.encode(next, StandardCharsets.UTF_8));
+      Reply r = node.get(next == null ? path
+          : path + sep + "cursor=" + URLEncoder.encode(next, StandardCharsets.UTF_8));
       assertThat(r.status()).as(r.body()).isEqualTo(200);
       out.add(list.apply(r.json()));
       next = r.header(NEXT);
@@ -106,7 +107,9 @@ class LargeListingsIT {
     List<JsonArray> pages = pages(path + "?limit=2", j -> j.getJsonArray("traces"));
     assertThat(pages).extracting(JsonArray::size).containsExactly(2, 2, 1);
     List<Integer> steps = new ArrayList<>();
-    for (JsonArray page : pages) for (Object o : page) steps.add(((JsonObject) o).getJsonObject("data").getInteger("step"));
+    for (JsonArray page : pages) {
+      for (Object o : page) steps.add(((JsonObject) o).getJsonObject("data").getInteger("step"));
+    }
     assertThat(steps).containsExactly(0, 1, 2, 3, 4);
     for (String bad : new String[] {"eA", "MSwy", "not*ours"}) {
       Reply r = node.get(path + "?cursor=" + URLEncoder.encode(bad, StandardCharsets.UTF_8));
