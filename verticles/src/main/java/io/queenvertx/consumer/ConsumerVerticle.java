@@ -69,7 +69,7 @@ public final class ConsumerVerticle extends VerticleBase {
   @Override
   public Future<?> start() {
     acks = new Acks(node, vertx);
-    pops = PopFusion.of(vertx, node.pool());
+    pops = PopFusion.of(vertx, node.pool(), node.config().pop().maxBytes());
     ConsumerInbox.register(this);
     var bus = vertx.eventBus();
     bus.<JsonObject>consumer(Addresses.LANDED, m -> onLanded(m.body()));

@@ -120,7 +120,7 @@ class ConfigTest {
     assertThat(c.pop()).isEqualTo(new PopSettings(PopSettings.DEFAULT_TIMEOUT_MS,
         PopSettings.DEFAULT_SUBSCRIPTION_MODE, PopSettings.DEFAULT_WAIT_INITIAL_INTERVAL_MS,
         PopSettings.DEFAULT_WAIT_BACKOFF_THRESHOLD, PopSettings.DEFAULT_WAIT_BACKOFF_MULTIPLIER,
-        PopSettings.DEFAULT_WAIT_MAX_INTERVAL_MS, PopSettings.DEFAULT_MAX_BATCH));
+        PopSettings.DEFAULT_WAIT_MAX_INTERVAL_MS, PopSettings.DEFAULT_MAX_BATCH, PopSettings.DEFAULT_MAX_BYTES));
     assertThat(c.engine()).isEqualTo(new EngineSettings(EngineSettings.DEFAULT_ZSTD_LEVEL,
         EngineSettings.DEFAULT_SEGMENT_CACHE_ENTRIES, EngineSettings.DEFAULT_DEDUP_CACHE_MB,
         EngineSettings.DEFAULT_PUSH_BUNDLES_IN_FLIGHT, EngineSettings.DEFAULT_PUSH_PARTITIONS_PER_BUNDLE,
@@ -149,6 +149,7 @@ class ConfigTest {
       "QUEEN_EMBEDDED_PG_PORT       | 70000 | QUEEN_EMBEDDED_PG_PORT='70000' is not accepted: an integer from 0 to 65535",
       "POP_WAIT_MAX_INTERVAL_MS     | 1s   | POP_WAIT_MAX_INTERVAL_MS='1s' is not accepted: an integer",
       "QUEEN_POP_MAX_BATCH          | 0    | QUEEN_POP_MAX_BATCH='0' is not accepted: an integer of at least 1",
+      "QUEEN_POP_MAX_BYTES          | 64MB | QUEEN_POP_MAX_BYTES='64MB' is not accepted: an integer of at least 0",
       "QUEEN_MAX_PUSH_ITEMS         | many | QUEEN_MAX_PUSH_ITEMS='many' is not accepted: an integer of at least 1",
       "QUEEN_V2_ZSTD_LEVEL          | 23   | QUEEN_V2_ZSTD_LEVEL='23' is not accepted: an integer from -7 to 22",
       "FILE_BUFFER_FLUSH_MS         | fast | FILE_BUFFER_FLUSH_MS='fast' is not accepted: an integer",
