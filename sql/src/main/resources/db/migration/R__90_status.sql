@@ -179,7 +179,7 @@ AS $$ SELECT jsonb_build_object('tasks', queen._st_grouped(p_tenant, 'task')) $$
 --   'Stable'  otherwise (caught up, or the oldest unconsumed message is at most a minute old).
 -- One row per cursor of the group p_group (NULL: of every group) in the tenant. The cursors come from one of two
 -- UNION ALL branches, the other cut at run time: every cursor of the tenant's queues for p_group NULL, else the
--- group's own through log_consumers_group (V19), also when p_group is a column of an outer query (the listing's
+-- group's own through log_consumers_group (V20), also when p_group is a column of an outer query (the listing's
 -- LATERAL), where "p_group IS NULL OR c.consumer_group = p_group" would be no index bound.
 CREATE OR REPLACE FUNCTION queen._st_group_rows(p_tenant uuid, p_group text)
 RETURNS TABLE (grp text, qname text, pname text, pid uuid, committed bigint, last_offset bigint, lag bigint,

@@ -1,4 +1,4 @@
--- V19: the consumer-group listing (GET /api/v1/consumer-groups, queen.consumer_groups in R__90_status.sql) pages by
+-- V20: the consumer-group listing (GET /api/v1/consumer-groups, queen.consumer_groups in R__90_status.sql) pages by
 -- group name.
 --
 -- The names are walked on the tenant's registrations (consumer_groups_metadata, whose unique index leads with
