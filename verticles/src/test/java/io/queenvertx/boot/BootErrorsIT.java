@@ -37,7 +37,7 @@ class BootErrorsIT {
   }
 
   /** The log's lines at ERROR level, and proof that no stack trace was printed. */
-  private static List<String> errorLinesWithoutTrace(String log) {
+  static List<String> errorLinesWithoutTrace(String log) {
     assertThat(log).doesNotContain("\tat ").doesNotContain("Exception");
     return log.lines().filter(l -> l.contains(" ERROR ")).toList();
   }
