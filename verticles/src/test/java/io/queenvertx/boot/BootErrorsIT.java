@@ -83,6 +83,13 @@ class BootErrorsIT {
     }
   }
 
+  /** Issue 34: DB_POOL_SIZE=0 used to boot with a pool of 1; the README promises exit 2. */
+  @Test
+  void aPoolSizeOfZeroStopsTheBootWithExitTwoBeforePostgresqlStarts() throws Exception {
+    refusedBeforePostgresql(Map.of("DB_POOL_SIZE", "0"),
+        "DB_POOL_SIZE='0' is not accepted: an integer from 1 to 10000");
+  }
+
   @Test
   void anUnreachablePostgresqlIsRetriedWithOneLinePerAttemptAndGivesUpWithExitOne() throws Exception {
     int pgPort = TestNode.freePort(); // nothing listens there
