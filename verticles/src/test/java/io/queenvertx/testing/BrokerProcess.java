@@ -106,6 +106,25 @@ public final class BrokerProcess implements AutoCloseable {
     return "http://127.0.0.1:" + port;
   }
 
+  public TestNode.Reply get(String path) {
+    return TestNode.exchange(HttpRequest.newBuilder(URI.create(baseUrl() + path)).GET(), Map.of());
+  }
+
+  public TestNode.Reply post(String path, Object body) {
+    return TestNode.exchange(HttpRequest.newBuilder(URI.create(baseUrl() + path))
+        .POST(HttpRequest.BodyPublishers.ofString(io.vertx.core.json.Json.encode(body))), Map.of());
+  }
+
+  /** The JVM's process id (what a node names when it holds a data folder). */
+  public long pid() {
+    return process.pid();
+  }
+
+  /** The JVM's child processes alive now (the embedded PostgreSQL's watchdog is one). */
+  public java.util.List<ProcessHandle> children() {
+    return process.children().filter(ProcessHandle::isAlive).toList();
+  }
+
   public int port() {
     return port;
   }
