@@ -135,7 +135,7 @@ class ConfigTest {
         ClusterSettings.DEFAULT_PORT, 0, "", ClusterSettings.DEFAULT_NAME, Path.of(ClusterSettings.DEFAULT_XML_FILE)));
     assertThat(c.jwt()).isEqualTo(new JwtSettings(false, JwtSettings.DEFAULT_ALGORITHM, "", "", "",
         JwtSettings.DEFAULT_JWKS_REFRESH_INTERVAL_S, JwtSettings.DEFAULT_JWKS_TIMEOUT_MS, "", "",
-        JwtSettings.DEFAULT_CLOCK_SKEW_S, JwtSettings.DEFAULT_SKIP_PATHS, "role", "roles", "admin", "read-write",
+        JwtSettings.DEFAULT_CLOCK_SKEW_S, true, JwtSettings.DEFAULT_SKIP_PATHS, "role", "roles", "admin", "read-write",
         "read-only", "write-only"));
     assertThat(c.exposure()).isEqualTo(new ExposureSettings(ExposureSettings.DEFAULT_IDLE_TIMEOUT_S,
         ExposureSettings.DEFAULT_HEADER_TIMEOUT_MS, ExposureSettings.defaultMaxConnections(), false));
@@ -156,6 +156,7 @@ class ConfigTest {
       "QUEEN_HTTP_MAX_CONNECTIONS   | lots | QUEEN_HTTP_MAX_CONNECTIONS='lots' is not accepted: an integer (32-bit)",
       "QUEEN_ACCESS_LOG             | loud | QUEEN_ACCESS_LOG='loud' is not accepted: a boolean (true/false, 1/0, yes/no, on/off)",
       "QUEEN_WEBHOOK_API_KEYS       | k=nope | QUEEN_WEBHOOK_API_KEYS: the tenant of entry 'k...' is not accepted ('nope'): a tenant UUID after '='",
+      "QUEEN_JWT_REQUIRE_EXP        | often | QUEEN_JWT_REQUIRE_EXP='often' is not accepted: a boolean (true/false, 1/0, yes/no, on/off)",
   })
   void eachConcernRejectsABadValueByNamingTheVariableAndTheValue(String variable, String value, String message) {
     assertThatThrownBy(() -> Config.from(Map.of(variable, value)))
