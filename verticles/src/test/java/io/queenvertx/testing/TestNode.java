@@ -103,6 +103,11 @@ public final class TestNode implements AutoCloseable {
     return base;
   }
 
+  /** The node's HTTP port (for raw-socket tests). */
+  public int port() {
+    return node.config().http().port();
+  }
+
   public Reply get(String path) {
     return send(HttpRequest.newBuilder(URI.create(base + path)).GET(), Map.of());
   }
