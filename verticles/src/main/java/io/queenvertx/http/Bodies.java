@@ -8,9 +8,9 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
 
 /**
- * Request bodies are parsed as JSON whatever the Content-Type (API.md §1.1); a bad one is 400 {@code bad body: …}.
- * Also the checks that keep names and text the database cannot store out of SQL, so they are a 400 naming the field
- * rather than a 500 carrying PostgreSQL's text.
+ * Request bodies are parsed as JSON whatever the Content-Type (API.md §1.1) and must be UTF-8
+ * ({@link #requireUtf8}); a bad one is 400 {@code bad body: …}. Also the checks that keep names and text the database
+ * cannot store out of SQL, so they are a 400 naming the field rather than a 500 carrying PostgreSQL's text.
  */
 public final class Bodies {
   /** {@code queen.queues.name} is {@code varchar(255)}: at most 255 characters. */
@@ -19,6 +19,14 @@ public final class Bodies {
   public static final int MAX_NAME_BYTES = 1024;
 
   private Bodies() {}
+
+  /** After the body is buffered: 400 unless it is UTF-8 JSON text ({@link Utf8}: strict, and no NUL byte). */
+  static void requireUtf8(RoutingContext ctx) {
+    Buffer b = ctx.body().buffer();
+    int at = b == null ? -1 : Utf8.invalidAt(b, true);
+    if (at >= 0) ctx.fail(ApiError.of(400, "bad body: not UTF-8 JSON text (invalid byte at offset " + at + ")"));
+    else ctx.next();
+  }
 
   /** A queue name PostgreSQL can store and {@code varchar(255)} can hold, else 400 naming {@code field}. */
   public static String queueName(String field, String name) {
