@@ -54,6 +54,8 @@ public final class HttpVerticle extends VerticleBase {
     // Before auth and routing: a path that is not canonical is a 400, so the access checks and the router judge the
     // same path (issue 18).
     router.route().order(-1990).handler(PathGuard::handle);
+    // Then the Host allow-list and the cross-site checks (issue 34), with JWT on or off.
+    router.route().order(-1980).handler(new OriginGuard(node.config().security())::handle);
     // axum matches exactly: "/api/v1/push/" is not "/api/v1/push" (API.md §1.5), but Vert.x would match both.
     router.route().order(-800).handler(ctx -> {
       String p = ErrorContract.routedPath(ctx);
