@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
@@ -130,12 +131,12 @@ class ConfigTest {
     assertThat(c.maintenance()).isEqualTo(new MaintenanceSettings(MaintenanceSettings.DEFAULT_RETENTION_INTERVAL_MS,
         MaintenanceSettings.DEFAULT_RETENTION_BATCH_SIZE, MaintenanceSettings.DEFAULT_CACHE_REFRESH_INTERVAL_MS,
         MaintenanceSettings.DEFAULT_REDRIVE_STALE_MS));
-    assertThat(c.security()).isEqualTo(new SecuritySettings(Optional.empty(), false, Map.of()));
+    assertThat(c.security()).isEqualTo(new SecuritySettings(Optional.empty(), false, Map.of(), List.of(), List.of()));
     assertThat(c.cluster()).isEqualTo(new ClusterSettings(false, ClusterSettings.DEFAULT_MEMBERS,
         ClusterSettings.DEFAULT_PORT, 0, "", ClusterSettings.DEFAULT_NAME, Path.of(ClusterSettings.DEFAULT_XML_FILE)));
     assertThat(c.jwt()).isEqualTo(new JwtSettings(false, JwtSettings.DEFAULT_ALGORITHM, "", "", "",
         JwtSettings.DEFAULT_JWKS_REFRESH_INTERVAL_S, JwtSettings.DEFAULT_JWKS_TIMEOUT_MS, "", "",
-        JwtSettings.DEFAULT_CLOCK_SKEW_S, JwtSettings.DEFAULT_SKIP_PATHS, "role", "roles", "admin", "read-write",
+        JwtSettings.DEFAULT_CLOCK_SKEW_S, true, JwtSettings.DEFAULT_SKIP_PATHS, "role", "roles", "admin", "read-write",
         "read-only", "write-only"));
     assertThat(c.exposure()).isEqualTo(new ExposureSettings(ExposureSettings.DEFAULT_IDLE_TIMEOUT_S,
         ExposureSettings.DEFAULT_HEADER_TIMEOUT_MS, ExposureSettings.defaultMaxConnections(), false));
@@ -156,10 +157,34 @@ class ConfigTest {
       "QUEEN_HTTP_MAX_CONNECTIONS   | lots | QUEEN_HTTP_MAX_CONNECTIONS='lots' is not accepted: an integer of at least 0 (32-bit)",
       "QUEEN_ACCESS_LOG             | loud | QUEEN_ACCESS_LOG='loud' is not accepted: a boolean (true/false, 1/0, yes/no, on/off)",
       "QUEEN_WEBHOOK_API_KEYS       | k=nope | QUEEN_WEBHOOK_API_KEYS: the tenant of entry 'k...' is not accepted ('nope'): a tenant UUID after '='",
+      "QUEEN_JWT_REQUIRE_EXP        | often | QUEEN_JWT_REQUIRE_EXP='often' is not accepted: a boolean (true/false, 1/0, yes/no, on/off)",
   })
   void eachConcernRejectsABadValueByNamingTheVariableAndTheValue(String variable, String value, String message) {
     assertThatThrownBy(() -> Config.from(Map.of(variable, value)))
         .isInstanceOf(ConfigException.class).hasMessage(message);
+  }
+
+  @Test
+  void allowedOriginsAndHostsAreStrictAndKeptCanonical() {
+    var c = Config.from(Map.of("QUEEN_ALLOWED_ORIGINS", " HTTPS://App.Example.com:443 , http://10.0.0.5:8080,"
+        + "http://[::1]:80", "QUEEN_ALLOWED_HOSTS", "Queen.Example, 10.0.0.5:6632,[::1]"));
+    assertThat(c.security().allowedOrigins())
+        .containsExactly("https://app.example.com", "http://10.0.0.5:8080", "http://[::1]");
+    assertThat(c.security().allowedHosts()).containsExactly("queen.example", "10.0.0.5:6632", "[::1]");
+    assertThat(Config.from(Map.of("QUEEN_ALLOWED_ORIGINS", "https://a.example,*")).security().allowedOrigins())
+        .containsExactly("*");
+    for (String bad : new String[] {"https://a.example/", "a.example", "ftp://a.example", "https://a.example:0",
+        "https://a.example:99999", "https://", "null", "https://a b"}) {
+      assertThatThrownBy(() -> Config.from(Map.of("QUEEN_ALLOWED_ORIGINS", "https://ok.example," + bad)))
+          .as(bad).isInstanceOf(ConfigException.class)
+          .hasMessageStartingWith("QUEEN_ALLOWED_ORIGINS='https://ok.example," + bad + "' is not accepted: "
+              + "comma-separated origins").hasMessageEndingWith("'" + bad + "' is not one");
+    }
+    for (String bad : new String[] {"a.example/x", "a.example:", "a.example:x", "[::1", "http://a.example", "*"}) {
+      assertThatThrownBy(() -> Config.from(Map.of("QUEEN_ALLOWED_HOSTS", bad)))
+          .as(bad).isInstanceOf(ConfigException.class)
+          .hasMessageStartingWith("QUEEN_ALLOWED_HOSTS='" + bad + "' is not accepted: comma-separated host names");
+    }
   }
 
   @Test

@@ -111,6 +111,7 @@ class MultiProcessClusterIT {
 
   static HttpResponse<String> post(BrokerProcess n, String path, Object body) throws Exception {
     return HTTP.send(HttpRequest.newBuilder(URI.create(n.baseUrl() + path)).timeout(Duration.ofSeconds(60))
+        .header("Content-Type", "application/json")
         .POST(HttpRequest.BodyPublishers.ofString(body.toString())).build(), HttpResponse.BodyHandlers.ofString());
   }
 
