@@ -57,7 +57,11 @@ public final class BrokerProcess implements AutoCloseable {
     pb.environment().put("PORT", Integer.toString(port));
     pb.environment().put("QUEEN_BIND_ADDR", "127.0.0.1"); // loopback only, unless the test says otherwise
     pb.environment().putAll(env);
-    return new BrokerProcess(pb.start(), port, log);
+    Process process = pb.start();
+    // a test JVM that ends without closing it (a test's timeout, a crash) must not leave the node running, nor
+    // stopped: SIGKILL ends a frozen (SIGSTOP) process too
+    Runtime.getRuntime().addShutdownHook(new Thread(process::destroyForcibly, "broker-process-reaper"));
+    return new BrokerProcess(process, port, log);
   }
 
   /** The exit code, once the process has ended within {@code max}; fails with the log when it is still running. */
@@ -70,6 +74,11 @@ public final class BrokerProcess implements AutoCloseable {
 
   public boolean alive() {
     return process.isAlive();
+  }
+
+  /** The node's process id (to signal it: freeze with SIGSTOP, resume with SIGCONT). */
+  public long pid() {
+    return process.pid();
   }
 
   /** A node that shares the test PostgreSQL. */
