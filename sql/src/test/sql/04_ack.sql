@@ -1,5 +1,6 @@
 -- Ack: implicit ack, partial batch keeps the lease, noop / stale / unresolved, signal clamp, retry budget,
--- DLQ hand-off + log_dlq_head, budget-free retry, forced dlq, drop when the DLQ is off, lease-less acks, errors.
+-- DLQ hand-off + log_dlq_file / log_dlq_abort, budget-free retry, forced dlq, drop when the DLQ is off, completed acks
+-- past a poison or a drop, superseded acks behind a stop, lease-less acks, errors.
 DO $$
 DECLARE r jsonb; c queen.log_consumers; pid uuid;
 BEGIN
@@ -89,25 +90,41 @@ BEGIN
   PERFORM qt.eq((r->>'off')::bigint, 0::bigint, 'poison offset');
   PERFORM qt.eq((r->>'poisonIndex')::int, 0, 'poison index');
   PERFORM qt.eq(r->>'worker', 'w4', 'worker echoed');
-  PERFORM qt.eq((r->>'leaseReleased')::boolean, false, 'hand-off keeps the lease');
+  PERFORM qt.eq(r->>'handoff', 'dlq-handoff:w4', 'hand-off token');
+  PERFORM qt.eq(r->'poisons', '[{"off":0,"index":0,"retryCount":3}]'::jsonb, 'one poison, filed at retry count 3');
+  PERFORM qt.eq((r->>'target')::bigint, 0::bigint, 'the cursor goes past the poison once it is filed');
+  PERFORM qt.eq((r->>'leaseReleased')::boolean, false, 'hand-off keeps the batch');
   c := qt.cursor('retq', 'p', 'grp');
-  PERFORM qt.eq(c.worker_id, 'w4', 'lease kept for the broker');
+  PERFORM qt.eq(c.worker_id, 'dlq-handoff:w4', 'the token holds the batch for the broker');
   PERFORM qt.eq(c.committed, -1::bigint, 'cursor at the completed prefix');
+  -- while the hand-off holds the batch, no ack moves the cursor: not with the lease, not lease-less
+  r := qt.ack('retq', 'p', 'grp', 'w4', ARRAY[2], ARRAY['completed']);
+  PERFORM qt.eq(r->>'ok', 'false', 'ack with the lease refused during the hand-off');
+  r := qt.ack('retq', 'p', 'grp', '', ARRAY[1], ARRAY['completed']);
+  PERFORM qt.ok(r->>'error' LIKE 'a dead-letter hand-off holds this batch%', 'lease-less ack refused: ' || r::text);
+  PERFORM qt.eq((qt.cursor('retq', 'p', 'grp')).committed, -1::bigint, 'cursor unmoved');
 
-  d := queen.log_dlq_head(pid, 'grp', 'w4', 0, '0198aaaa-0000-7000-8000-000000000001', 'txn-1', '{"n":1}', 'boom');
-  PERFORM qt.eq(d->>'ok', 'true', 'dlq head ok');
-  SELECT * INTO dl FROM queen.log_dlq WHERE id = (d->>'id')::uuid;
+  d := queen.log_dlq_file(pid, 'grp', 'w4', ARRAY[0]::bigint[], ARRAY[gen_random_uuid()], ARRAY['txn-1'],
+                          ARRAY['{"n":1}'], ARRAY['boom'], ARRAY[3], 0, 0);
+  PERFORM qt.eq(d->>'ok', 'false', 'the lease id is not the token');
+  -- a payload jsonb refuses is filed as its text, byte for byte
+  d := queen.log_dlq_file(pid, 'grp', 'dlq-handoff:w4', ARRAY[0]::bigint[],
+                          ARRAY['0198aaaa-0000-7000-8000-000000000001'::uuid], ARRAY['txn-1'],
+                          ARRAY['{"n":1,"z":"\u0000","big":1e1000000}'], ARRAY['boom'], ARRAY[3], 0, 0);
+  PERFORM qt.eq(d, '{"ok":true,"filed":1}'::jsonb, 'dlq file ok');
+  SELECT * INTO dl FROM queen.log_dlq WHERE partition_id = pid;
   PERFORM qt.eq(dl.retry_count, 3, 'log_dlq retry_count 3');
   PERFORM qt.eq(dl."offset", 0::bigint, 'log_dlq offset');
-  PERFORM qt.eq(dl.consumer_group || '|' || dl.transaction_id || '|' || dl.error || '|' || dl.payload::text,
-                'grp|txn-1|boom|{"n": 1}', 'log_dlq row');
+  PERFORM qt.eq(dl.consumer_group || '|' || dl.transaction_id || '|' || dl.error || '|' || dl.payload,
+                'grp|txn-1|boom|{"n":1,"z":"\u0000","big":1e1000000}', 'log_dlq row, payload verbatim');
   c := qt.cursor('retq', 'p', 'grp');
   PERFORM qt.eq(c.committed, 0::bigint, 'advanced past the poison');
   PERFORM qt.eq(c.worker_id, NULL::text, 'lease cleared');
   PERFORM qt.eq(c.batch_retry_count || '/' || c.attempt_count, '0/0', 'counters reset');
   PERFORM qt.eq(c.total_consumed, 1::bigint, 'total_consumed += 1');
-  d := queen.log_dlq_head(pid, 'grp', 'w4', 0, NULL, 'txn-1', NULL, 'again');
-  PERFORM qt.eq(d, '{"ok":false,"error":"invalid or expired lease"}'::jsonb, 'second filing refused');
+  d := queen.log_dlq_file(pid, 'grp', 'dlq-handoff:w4', ARRAY[0]::bigint[], ARRAY[NULL::uuid], ARRAY['txn-1'],
+                          ARRAY['null'], ARRAY['again'], ARRAY[0], 0, 0);
+  PERFORM qt.eq(d->>'ok', 'false', 'second filing refused');
   PERFORM qt.eq((SELECT count(*)::int FROM queen.log_dlq WHERE partition_id = pid), 1, 'one dlq row');
   r := qt.pop('retq', 'p', 'grp', 5, 1, 'w5');
   PERFORM qt.eq(qt.offs(r), ARRAY[1]::bigint[], 'next message');
@@ -124,20 +141,51 @@ BEGIN
   PERFORM qt.eq((qt.cursor('rtq', 'p', 'g')).batch_retry_count, 0, 'retry: no budget spent');
   PERFORM qt.eq((qt.cursor('rtq', 'p', 'g')).worker_id, NULL::text, 'retry releases');
 
-  -- explicit dlq: immediate hand-off after the completed prefix; tie at one offset: dlq beats failed
-  PERFORM qt.push('dlqq', 'p', 1, 3);
+  -- explicit dlq: immediate hand-off after the completed prefix; tie at one offset: dlq beats failed; a completed ack
+  -- after the poison is not held back by it
+  PERFORM qt.push('dlqq', 'p', 1, 4);
   pid := qt.pid('dlqq', 'p');
-  r := qt.pop('dlqq', 'p', '__QUEUE_MODE__', 3, 1, 'x');
+  r := qt.pop('dlqq', 'p', '__QUEUE_MODE__', 4, 1, 'x');
   r := qt.ack('dlqq', 'p', '__QUEUE_MODE__', 'x', ARRAY[1, 2, 2, 3], ARRAY['completed', 'failed', 'dlq', 'completed']);
   PERFORM qt.eq((r->>'dlq')::boolean, true, 'forced dlq');
   PERFORM qt.eq((r->>'off')::bigint, 1::bigint, 'poison at 1');
   PERFORM qt.eq((r->>'poisonIndex')::int, 2, 'dlq item wins the tie');
   PERFORM qt.eq((r->>'committed')::bigint, 0::bigint, 'completed prefix');
+  PERFORM qt.eq((r->>'target')::bigint, 2::bigint, 'target: the completed ack after the poison');
+  PERFORM qt.eq(r->'pending', '[1, 2, 3]'::jsonb, 'what hangs on the filing');
+  PERFORM qt.eq(r->'superseded', '[]'::jsonb, 'nothing superseded');
   PERFORM qt.eq((qt.cursor('dlqq', 'p', '__QUEUE_MODE__')).batch_retry_count, 0, 'forced dlq: no charge');
-  d := queen.log_dlq_head(pid, '__QUEUE_MODE__', 'x', 1, NULL, 't2', 'null', 'forced');
-  PERFORM qt.eq((SELECT retry_count FROM queen.log_dlq WHERE id = (d->>'id')::uuid), 0, 'forced dlq retry_count 0');
+  d := queen.log_dlq_file(pid, '__QUEUE_MODE__', r->>'handoff', ARRAY[1]::bigint[], ARRAY[NULL::uuid], ARRAY['t2'],
+                          ARRAY['null'], ARRAY['forced'], ARRAY[0], (r->>'target')::bigint, (r->>'retryCount')::int);
+  PERFORM qt.eq((SELECT retry_count FROM queen.log_dlq WHERE partition_id = pid), 0, 'forced dlq retry_count 0');
+  PERFORM qt.eq((qt.cursor('dlqq', 'p', '__QUEUE_MODE__')).committed, 2::bigint, 'cursor past the completed ack');
   r := qt.pop('dlqq', 'p', '__QUEUE_MODE__', 3, 1, 'y');
-  PERFORM qt.eq(qt.offs(r), ARRAY[2]::bigint[], 'completed-above-signal redelivers');
+  PERFORM qt.eq(qt.offs(r), ARRAY[3]::bigint[], 'only the unacked message redelivers');
+
+  -- two poisons in one call, a failed (budget left after the reset) stops the walk; abort gives the batch back
+  PERFORM queen.configure_queue(qt.tenant(), 'twoq', '{"retryLimit":1}', 'merge');
+  PERFORM qt.push('twoq', 'p', 1, 6);                                   -- ids 1..6 at 0..5
+  pid := qt.pid('twoq', 'p');
+  r := qt.pop('twoq', 'p', 'g', 6, 1, 'v');
+  r := qt.ack('twoq', 'p', 'g', 'v', ARRAY[1, 2, 3, 4, 5, 6],
+              ARRAY['completed', 'dlq', 'completed', 'dlq', 'failed', 'completed']);
+  PERFORM qt.eq(r->'poisons', '[{"off":1,"index":1,"retryCount":0},{"off":3,"index":3,"retryCount":0}]'::jsonb,
+                'both dlq acks are poisons');
+  PERFORM qt.eq((r->>'target')::bigint, 3::bigint, 'target: up to the stop at 4');
+  PERFORM qt.eq((r->>'retryCount')::int, 1, 'the failed stop is charged');
+  PERFORM qt.eq(r->'superseded', '[5]'::jsonb, 'the completed ack behind the stop cannot take effect');
+  PERFORM qt.eq((r->>'blockedBy')::int, 4, 'blocked by the failed ack');
+  PERFORM qt.eq(r->'pending', '[1, 2, 3]'::jsonb, 'pending: first poison up to the stop');
+  PERFORM qt.eq(queen.log_dlq_abort(pid, 'g', 'v'), false, 'abort needs the holder');
+  PERFORM qt.eq(queen.log_dlq_abort(pid, 'g', r->>'handoff'), true, 'abort releases');
+  c := qt.cursor('twoq', 'p', 'g');
+  PERFORM qt.eq(c.committed || '/' || COALESCE(c.worker_id, '-'), '0/-', 'prefix kept, batch released');
+  r := qt.pop('twoq', 'p', 'g', 6, 1, 'v2');
+  PERFORM qt.eq(qt.offs(r), ARRAY[1, 2, 3, 4, 5]::bigint[], 'redelivered from the first poison');
+
+  -- an ack without a worker: the failed ack stops the cursor; the completed ack after it is superseded
+  r := qt.ack('twoq', 'p', 'g', '', ARRAY[3, 4], ARRAY['failed', 'completed']);
+  PERFORM qt.eq(r->'superseded', '[1]'::jsonb, 'lease-less: superseded');
 
   -- DLQ disabled + exhausted: drop
   PERFORM queen.configure_queue(qt.tenant(), 'dropq', '{"deadLetterQueue":false,"dlqAfterMaxRetries":false,"retryLimit":1}', 'merge');
@@ -154,6 +202,14 @@ BEGIN
   PERFORM qt.eq(c.batch_retry_count, 0, 'drop resets count');
   PERFORM qt.eq(c.worker_id, NULL::text, 'drop releases');
   PERFORM qt.eq((SELECT count(*)::int FROM queen.log_dlq WHERE partition_id = qt.pid('dropq', 'p')), 0, 'no dlq row');
+  -- a completed ack after a dropped message is not held back by it
+  PERFORM queen.configure_queue(qt.tenant(), 'dropq', '{"retryLimit":0}', 'merge');
+  PERFORM qt.push('dropq', 'p', 11, 3);                                 -- ids 11..13 at 2..4
+  r := qt.pop('dropq', 'p', 'g', 5, 1, 'c');
+  r := qt.ack('dropq', 'p', 'g', 'c', ARRAY[11, 12, 13], ARRAY['completed', 'failed', 'completed']);
+  PERFORM qt.eq((r->>'dropped')::boolean, true, 'dropped mid-batch');
+  PERFORM qt.eq((r->>'committed')::bigint, 4::bigint, 'cursor past the drop to the completed ack');
+  PERFORM qt.eq(r->'superseded', '[]'::jsonb, 'nothing superseded');
 END $$;
 
 -- Lease-less acks, error answers.

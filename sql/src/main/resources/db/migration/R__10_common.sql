@@ -130,7 +130,7 @@ AS $$
 $$;
 
 -- Locks one (partition, group) cursor row FOR UPDATE and returns it; all fields NULL when there is none
--- (log_dlq_head's lock). PL/pgSQL rather than SQL: a SQL function that cannot be inlined (a FOR UPDATE, a composite
+-- (log_dlq_file's lock). PL/pgSQL rather than SQL: a SQL function that cannot be inlined (a FOR UPDATE, a composite
 -- result) is parsed and planned again on every call, about 0.1 ms of PostgreSQL CPU; PL/pgSQL keeps its plan.
 CREATE OR REPLACE FUNCTION queen._log_lock_cursor(p_pid uuid, p_group text)
 RETURNS queen.log_consumers

@@ -20,6 +20,8 @@
 -- naming the field (the route checks both first, accepting ISO-8601 only). The error text is a plain substring (strpos, no LIKE pattern), checked on rows the queue-scoped
 -- index scan (log_dlq (partition_id, failed_at DESC)) already reads.
 -- Tenant rows only (log_dlq has no FK: joined through log_partitions and queues, so rows of deleted partitions vanish).
+-- A row carries its snapshot as "payloadText", the stored JSON text as a string (jsonb could not hold every payload the
+-- log takes, e.g. "\u0000" or 1e1000000): the broker splices it into the wire row as "data", decrypting an envelope.
 CREATE OR REPLACE FUNCTION queen.get_dlq_messages(p_tenant uuid, p_filter jsonb)
 RETURNS jsonb
 LANGUAGE plpgsql STABLE
@@ -65,7 +67,7 @@ BEGIN
                'consumerGroup', pg.consumer_group,
                'errorMessage', pg.error,
                'retryCount', pg.retry_count,
-               'data', COALESCE(pg.payload, 'null'::jsonb),
+               'payloadText', COALESCE(pg.payload, 'null'),
                'producerSub', NULL,
                'createdAt', queen._msg_ts(pg.failed_at),
                'failedAt', queen._msg_ts(pg.failed_at))
@@ -93,7 +95,7 @@ RETURNS TABLE (id uuid, partition_id uuid, queue text, partition text, consumer_
 LANGUAGE sql STABLE
 AS $$
     SELECT d.id, d.partition_id, q.name::text, p.name, d.consumer_group, d.transaction_id, d.message_id,
-           d.payload::text, d."offset", d.retry_count, d.failed_at
+           d.payload, d."offset", d.retry_count, d.failed_at
     FROM queen.log_dlq d
     JOIN queen.log_partitions p ON p.id = d.partition_id
     JOIN queen.queues q ON q.id = p.queue_id
@@ -301,7 +303,7 @@ $$;
 
 -- The task's next p_limit dead-letter rows after its keyset position (failed_at, id ascending), locked FOR UPDATE OF
 -- the DLQ row for the caller's transaction, with what packing their frames needs: the source queue and partition
--- names and the payload snapshot as text. Only while p_owner holds the running task (otherwise no rows).
+-- names and the payload snapshot (its stored text). Only while p_owner holds the running task (otherwise no rows).
 -- The keyset is a bound of the (failed_at, id) index scan (idx_log_dlq_failed_at_id), so a chunk reads about its own
 -- rows, not every remaining row of the queue (a join filter on the task's position made each chunk read and sort the
 -- whole rest of the queue's DLQ: quadratic in the rows of a bulk redrive). The task's partitions are resolved first.
@@ -326,7 +328,7 @@ BEGIN
     RETURN;
   END IF;
   RETURN QUERY
-  SELECT d.id, d.failed_at, v_task.queue, n.name, d.payload::text
+  SELECT d.id, d.failed_at, v_task.queue, n.name, d.payload
     FROM queen.log_dlq d
     JOIN unnest(v_pids, v_names) AS n(pid, name) ON n.pid = d.partition_id
    WHERE (d.failed_at, d.id) > (COALESCE(v_task.after_failed_at, '-infinity'::timestamptz),

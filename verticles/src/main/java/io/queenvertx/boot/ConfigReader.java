@@ -5,8 +5,9 @@ import java.util.Map;
 
 /**
  * Strict reading of environment variables for {@link Config} and its nested records: a value is trimmed, and an
- * empty or unset one means the default. Integers and numbers that do not parse or are out of range, and unknown
- * boolean spellings, throw {@link ConfigException} naming the variable, the value and what is accepted.
+ * empty or unset one means the default. Every integer and number has a range (there is no unbounded reader, and no
+ * setting clamps a value into its range): one that does not parse or is out of range, and an unknown boolean
+ * spelling, throw {@link ConfigException} naming the variable, the value and what is accepted.
  */
 final class ConfigReader {
   private final Map<String, String> env;
@@ -31,18 +32,12 @@ final class ConfigReader {
     return v.isEmpty() ? def : v;
   }
 
-  int integer(String k, int def) {
-    return integer(k, def, Integer.MIN_VALUE, Integer.MAX_VALUE);
-  }
-
+  /** An integer within {@code min..max}; {@code max} {@link Integer#MAX_VALUE} reads "of at least min (32-bit)". */
   int integer(String k, int def, int min, int max) {
     return (int) lng(k, def, min, max);
   }
 
-  long lng(String k, long def) {
-    return lng(k, def, Long.MIN_VALUE, Long.MAX_VALUE);
-  }
-
+  /** A 64-bit integer within {@code min..max}; {@code max} {@link Long#MAX_VALUE} reads "of at least min". */
   long lng(String k, long def, long min, long max) {
     String v = raw(k);
     if (v.isEmpty()) return def;
@@ -57,25 +52,24 @@ final class ConfigReader {
     return parsed;
   }
 
-  double dbl(String k, double def) {
+  /** A finite number of at least {@code min}. */
+  double dbl(String k, double def, double min) {
     String v = raw(k);
     if (v.isEmpty()) return def;
     try {
       double d = Double.parseDouble(v);
-      if (Double.isFinite(d)) return d;
+      if (Double.isFinite(d) && d >= min) return d;
     } catch (NumberFormatException ex) {
       // reported below
     }
-    throw ConfigException.of(k, v, "a finite number");
+    throw ConfigException.of(k, v, "a finite number of at least "
+        + java.math.BigDecimal.valueOf(min).stripTrailingZeros().toPlainString());
   }
 
   private static String range(long min, long max) {
-    boolean lo = min != Integer.MIN_VALUE && min != Long.MIN_VALUE;
-    boolean hi = max != Integer.MAX_VALUE && max != Long.MAX_VALUE;
-    if (lo && hi) return " from " + min + " to " + max;
-    if (lo) return " of at least " + min;
-    if (hi) return " of at most " + max;
-    return max == Integer.MAX_VALUE ? " (32-bit)" : "";
+    if (max == Integer.MAX_VALUE) return " of at least " + min + " (32-bit)";
+    if (max == Long.MAX_VALUE) return " of at least " + min;
+    return " from " + min + " to " + max;
   }
 
   boolean bool(String k, boolean def) {

@@ -40,10 +40,15 @@ import org.slf4j.LoggerFactory;
  * pg_hba.conf rewritten, while the server is down, by a single-user backend; so a folder initialised by an older node
  * (trust, no password) is upgraded in place on its next start.
  *
+ * <p>Ownership: the node holds {@link DataFolderLock} on {@code QUEEN_DATA_DIR} from before it looks at the folder
+ * until its server has stopped. A folder whose lock another live process holds is refused in one line (exit 2), and
+ * nothing in it is touched.
+ *
  * <p>Lifetime: a small shell watchdog is started next to the server with its standard input a pipe from this JVM.
  * When the JVM dies by any means, even SIGKILL, the pipe closes and the watchdog fast-stops the server it was started
- * for, unless {@code postmaster.pid} by then names another process (a newer node owns the folder). The orphan check
- * at start stays as a fallback.
+ * for, unless {@code postmaster.pid} by then names another process (a newer node owns the folder). Should a server
+ * survive anyway, the next node stops it ({@link #stopOrphan}), which it does only holding the lock: the owner of
+ * that server is then provably gone.
  */
 public final class EmbeddedDatabase implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(EmbeddedDatabase.class);
@@ -101,21 +106,36 @@ public final class EmbeddedDatabase implements AutoCloseable {
   private final EmbeddedPostgres postgres;
   private final String password;
   private final Process watchdog;
+  private final DataFolderLock lock;
 
-  private EmbeddedDatabase(EmbeddedPostgres postgres, String password, Process watchdog) {
+  private EmbeddedDatabase(EmbeddedPostgres postgres, String password, Process watchdog, DataFolderLock lock) {
     this.postgres = postgres;
     this.password = password;
     this.watchdog = watchdog;
+    this.lock = lock;
   }
 
   /**
    * Starts (initialising on first use) the database under {@code dataDir/pg}; {@code port} 0 picks a free one,
-   * {@code sharedBuffersMb} sizes its buffer pool.
+   * {@code sharedBuffersMb} sizes its buffer pool. A folder another live node holds is refused with a
+   * {@link BootException} (exit 2) before anything in it is touched.
    */
   public static EmbeddedDatabase start(Path dataDir, int port, int maxConnections, int sharedBuffersMb)
       throws IOException {
+    boolean created = createPrivate(dataDir);
+    DataFolderLock lock = DataFolderLock.acquire(dataDir);
+    try {
+      return start(dataDir, created, lock, port, maxConnections, sharedBuffersMb);
+    } catch (IOException | RuntimeException e) {
+      lock.close();
+      throw e;
+    }
+  }
+
+  private static EmbeddedDatabase start(Path dataDir, boolean created, DataFolderLock lock, int port,
+                                        int maxConnections, int sharedBuffersMb) throws IOException {
     Path pgData = dataDir.resolve("pg");
-    privateDataDir(dataDir);
+    if (!created) tightenDataDir(dataDir);
     // zonky decides between initdb and reuse by whether the folder exists, so a half-initialised folder (a crash
     // during the very first initdb) would never start: only reuse one that has PG_VERSION.
     if (Files.isDirectory(pgData) && !Files.exists(pgData.resolve("PG_VERSION"))) {
@@ -157,6 +177,10 @@ public final class EmbeddedDatabase implements AutoCloseable {
     try {
       pg = builder.start();
     } catch (IOException | RuntimeException e) {
+      // zonky's own lock on pg/epg-lock taken by another process since DataFolderLock probed it: not our server
+      if (e instanceof IllegalStateException && String.valueOf(e.getMessage()).startsWith("could not lock")) {
+        throw new BootException("data folder " + dataDir + " (QUEEN_DATA_DIR) is in use: " + e.getMessage(), 2);
+      }
       // zonky gives up without stopping a server it did launch (e.g. one that refused the readiness login)
       stopOrphan(pgData);
       if (e instanceof UncheckedIOException u) throw u.getCause();
@@ -172,7 +196,7 @@ public final class EmbeddedDatabase implements AutoCloseable {
     }
     log.info("embedded PostgreSQL running on 127.0.0.1:{} with data in {} (shared_buffers {} MB, password in {})",
         pg.getPort(), pgData, sharedBuffersMb, passwordFile);
-    return new EmbeddedDatabase(pg, password, watchdog);
+    return new EmbeddedDatabase(pg, password, watchdog, lock);
   }
 
   public Config.Database connection() {
@@ -204,18 +228,20 @@ public final class EmbeddedDatabase implements AutoCloseable {
         Thread.currentThread().interrupt();
       }
     }
+    lock.close();
   }
 
-  /**
-   * Makes a new data folder 0700; takes group and other permissions off an existing one this user owns, unless it is
-   * a shared sticky folder such as /tmp.
-   */
-  private static void privateDataDir(Path dataDir) throws IOException {
-    if (!Files.exists(dataDir)) {
-      Files.createDirectories(dataDir);
-      Files.setPosixFilePermissions(dataDir, OWNER_RWX);
-      return;
-    }
+  /** Makes the data folder, 0700, when it does not exist yet; true when it did not. */
+  private static boolean createPrivate(Path dataDir) throws IOException {
+    if (Files.exists(dataDir)) return false;
+    Files.createDirectories(dataDir);
+    Files.setPosixFilePermissions(dataDir, OWNER_RWX);
+    return true;
+  }
+
+  /** Takes group and other permissions off an existing data folder this user owns, unless it is a shared sticky
+   * folder such as /tmp. */
+  private static void tightenDataDir(Path dataDir) throws IOException {
     Object mode = Files.getAttribute(dataDir, "unix:mode");
     boolean sticky = mode instanceof Integer m && (m & 01000) != 0;
     boolean mine = Files.getOwner(dataDir).getName().equals(System.getProperty("user.name"));
@@ -333,6 +359,8 @@ public final class EmbeddedDatabase implements AutoCloseable {
    * A node killed with SIGKILL before its watchdog could act leaves its PostgreSQL running on the data folder, which
    * then refuses a second postmaster. Stop the orphan (fast shutdown; it has no clients left) before starting again;
    * its committed data is safe, which is what lets a client that got {@code queued} find its message after the crash.
+   * Called only with the folder's {@link DataFolderLock} held, so no live node owns that server; and only a live
+   * process whose command line is a postgres on {@code pgData} is stopped (not one that took over a stale pid).
    */
   private static void stopOrphan(Path pgData) throws IOException {
     Path pidFile = pgData.resolve("postmaster.pid");
@@ -345,8 +373,8 @@ public final class EmbeddedDatabase implements AutoCloseable {
     }
     var handle = ProcessHandle.of(pid);
     if (handle.isEmpty() || !handle.get().isAlive()) return;
-    String cmd = handle.get().info().command().orElse("");
-    if (!cmd.contains("postgres")) return;
+    String cmd = handle.get().info().commandLine().orElse("");
+    if (!cmd.contains("postgres") || !cmd.contains(pgData.toString())) return;
     log.warn("stopping orphaned embedded PostgreSQL (pid {}) left by a previous node", pid);
     try {
       new ProcessBuilder("kill", "-INT", Long.toString(pid)).inheritIO().start().waitFor();

@@ -6,8 +6,8 @@ package io.queenvertx.boot;
  * @param port {@code PORT} (6632, 1..65535)
  * @param bindAddress {@code QUEEN_BIND_ADDR}, else {@code HOST} ("0.0.0.0"): a host or IP address; one with a port is
  *     fatal
- * @param maxBodyBytes {@code QUEEN_MAX_BODY_BYTES} (64 MiB): a larger request body is answered 413
- * @param instances {@code QUEEN_HTTP_INSTANCES} (the number of cores, at least 1): instances of the HTTP verticle
+ * @param maxBodyBytes {@code QUEEN_MAX_BODY_BYTES} (64 MiB, 1..2^31-1): a larger request body is answered 413
+ * @param instances {@code QUEEN_HTTP_INSTANCES} (the number of cores; at least 1): instances of the HTTP verticle
  * @param accessLog {@code QUEEN_ACCESS_LOG} (off): log every request, not only the failed ones
  * @param eventLoops {@code QUEEN_EVENT_LOOPS} (twice the number of cores, Vert.x's default; at least 1): event-loop
  *     threads of the node; the consumer verticle runs one instance on each
@@ -29,10 +29,10 @@ public record HttpSettings(int port, String bindAddress, long maxBodyBytes, int 
     return new HttpSettings(
         e.integer("PORT", DEFAULT_PORT, 1, 65535),
         bind,
-        e.lng("QUEEN_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES),
-        Math.max(1, e.integer("QUEEN_HTTP_INSTANCES", Runtime.getRuntime().availableProcessors())),
+        e.lng("QUEEN_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES, 1, Integer.MAX_VALUE),
+        e.integer("QUEEN_HTTP_INSTANCES", Runtime.getRuntime().availableProcessors(), 1, Integer.MAX_VALUE),
         e.bool("QUEEN_ACCESS_LOG", false),
-        Math.max(1, e.integer("QUEEN_EVENT_LOOPS", 2 * Runtime.getRuntime().availableProcessors())),
+        e.integer("QUEEN_EVENT_LOOPS", 2 * Runtime.getRuntime().availableProcessors(), 1, Integer.MAX_VALUE),
         e.integer("QUEEN_MAX_PUSH_ITEMS", DEFAULT_MAX_PUSH_ITEMS, 1, Integer.MAX_VALUE));
   }
 

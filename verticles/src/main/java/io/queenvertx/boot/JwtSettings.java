@@ -13,11 +13,15 @@ import java.util.Set;
  * @param secret {@code JWT_SECRET} (empty; taken as given): the HMAC secret
  * @param publicKey {@code JWT_PUBLIC_KEY} (empty; taken as given): a PEM public key (RSA or Ed25519)
  * @param jwksUrl {@code JWT_JWKS_URL} (empty): a JWKS set, keys chosen by {@code kid}
- * @param jwksRefreshIntervalS {@code JWT_JWKS_REFRESH_INTERVAL} (3600)
- * @param jwksTimeoutMs {@code JWT_JWKS_TIMEOUT_MS} (5000)
+ * @param jwksRefreshIntervalS {@code JWT_JWKS_REFRESH_INTERVAL} (3600, 5..2^31-1)
+ * @param jwksTimeoutMs {@code JWT_JWKS_TIMEOUT_MS} (5000, 1..2^31-1)
  * @param issuer {@code JWT_ISSUER} (empty: not checked)
  * @param audience {@code JWT_AUDIENCE} (empty: not checked)
- * @param clockSkewS {@code JWT_CLOCK_SKEW} (30): allowed skew for {@code exp}, {@code nbf}, {@code iat}
+ * @param clockSkewS {@code JWT_CLOCK_SKEW} (30, at least 0): allowed skew for {@code exp}, {@code nbf}, {@code iat}
+ * @param requireExp {@code QUEEN_JWT_REQUIRE_EXP} (on): a token without an {@code exp} claim is 401
+ *     {@code Token has no expiry}. On by default although Queen accepts such tokens: the broker keeps no revocation
+ *     list, so a token without {@code exp} that leaks stays valid for as long as its key does. Off restores Queen's
+ *     behaviour for deployments whose tokens carry no {@code exp}.
  * @param skipPaths {@code JWT_SKIP_PATHS} ("/health,/metrics/prometheus,/metrics,/"): paths that need no token
  *     (exact, or a prefix when ending in {@code /})
  * @param rolesClaim {@code JWT_ROLES_CLAIM} ("role")
@@ -38,6 +42,7 @@ public record JwtSettings(
     String issuer,
     String audience,
     long clockSkewS,
+    boolean requireExp,
     String skipPaths,
     String rolesClaim,
     String rolesArrayClaim,
@@ -61,11 +66,12 @@ public record JwtSettings(
         e.untrimmed("JWT_SECRET", ""),
         e.untrimmed("JWT_PUBLIC_KEY", ""),
         e.str("JWT_JWKS_URL", ""),
-        e.lng("JWT_JWKS_REFRESH_INTERVAL", DEFAULT_JWKS_REFRESH_INTERVAL_S),
-        e.lng("JWT_JWKS_TIMEOUT_MS", DEFAULT_JWKS_TIMEOUT_MS),
+        e.lng("JWT_JWKS_REFRESH_INTERVAL", DEFAULT_JWKS_REFRESH_INTERVAL_S, 5, Integer.MAX_VALUE),
+        e.lng("JWT_JWKS_TIMEOUT_MS", DEFAULT_JWKS_TIMEOUT_MS, 1, Integer.MAX_VALUE),
         e.str("JWT_ISSUER", ""),
         e.str("JWT_AUDIENCE", ""),
-        e.lng("JWT_CLOCK_SKEW", DEFAULT_CLOCK_SKEW_S),
+        e.lng("JWT_CLOCK_SKEW", DEFAULT_CLOCK_SKEW_S, 0, Long.MAX_VALUE),
+        e.bool("QUEEN_JWT_REQUIRE_EXP", true),
         e.str("JWT_SKIP_PATHS", DEFAULT_SKIP_PATHS),
         e.str("JWT_ROLES_CLAIM", "role"),
         e.str("JWT_ROLES_ARRAY_CLAIM", "roles"),

@@ -6,8 +6,9 @@ import org.slf4j.LoggerFactory;
 /**
  * {@code java -jar verticles/target/queen-vertx.jar}: one node, configured from the environment.
  *
- * <p>Exit codes: 2 when a setting is not accepted ({@link ConfigException}, reported before anything starts) or the
- * HTTP port is already in use; 1 for any other boot failure (e.g. PostgreSQL unreachable past
+ * <p>Exit codes: 2 when a setting is not accepted ({@link ConfigException}, reported before anything starts), the
+ * HTTP port is already in use (checked before PostgreSQL starts) or the data folder is held by another live node
+ * ({@link DataFolderLock}; that node is left alone); 1 for any other boot failure (e.g. PostgreSQL unreachable past
  * {@code QUEEN_DB_CONNECT_TIMEOUT_S}). A known failure is one log line without a stack trace.
  */
 public final class Main {

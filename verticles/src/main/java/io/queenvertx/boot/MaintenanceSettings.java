@@ -5,8 +5,8 @@ package io.queenvertx.boot;
  *
  * @param retentionIntervalMs {@code RETENTION_INTERVAL} (5000, at least 100): period of the retention cycle (one node
  *     at a time)
- * @param retentionBatchSize {@code RETENTION_BATCH_SIZE} (1000): the batch size one retention step passes to
- *     PostgreSQL
+ * @param retentionBatchSize {@code RETENTION_BATCH_SIZE} (1000, at least 1): the batch size one retention step
+ *     passes to PostgreSQL
  * @param cacheRefreshIntervalMs {@code QUEEN_CACHE_REFRESH_INTERVAL_MS} (60000, at least 1000): how often a node
  *     re-reads the maintenance switches
  * @param redriveStaleMs {@code QUEEN_REDRIVE_STALE_MS} (10000, at least 1000): a redrive task whose node stopped
@@ -21,9 +21,9 @@ public record MaintenanceSettings(long retentionIntervalMs, int retentionBatchSi
 
   static MaintenanceSettings from(ConfigReader e) {
     return new MaintenanceSettings(
-        Math.max(100, e.lng("RETENTION_INTERVAL", DEFAULT_RETENTION_INTERVAL_MS)),
-        e.integer("RETENTION_BATCH_SIZE", DEFAULT_RETENTION_BATCH_SIZE),
-        Math.max(1000, e.lng("QUEEN_CACHE_REFRESH_INTERVAL_MS", DEFAULT_CACHE_REFRESH_INTERVAL_MS)),
-        Math.max(1000, e.lng("QUEEN_REDRIVE_STALE_MS", DEFAULT_REDRIVE_STALE_MS)));
+        e.lng("RETENTION_INTERVAL", DEFAULT_RETENTION_INTERVAL_MS, 100, Long.MAX_VALUE),
+        e.integer("RETENTION_BATCH_SIZE", DEFAULT_RETENTION_BATCH_SIZE, 1, Integer.MAX_VALUE),
+        e.lng("QUEEN_CACHE_REFRESH_INTERVAL_MS", DEFAULT_CACHE_REFRESH_INTERVAL_MS, 1000, Long.MAX_VALUE),
+        e.lng("QUEEN_REDRIVE_STALE_MS", DEFAULT_REDRIVE_STALE_MS, 1000, Long.MAX_VALUE));
   }
 }

@@ -59,7 +59,19 @@ public final class Node implements AutoCloseable {
     this.deployments = deployments;
   }
 
+  /**
+   * Starts the node. Order: the HTTP port is checked and held first ({@link PortReservation}: a busy {@code PORT}
+   * stops the boot before PostgreSQL starts), then the embedded PostgreSQL (its data folder locked,
+   * {@link DataFolderLock}) or the external one is awaited, then the schema, Vert.x and the verticles; the HTTP
+   * verticles, which release the held port and listen on it, come last.
+   */
   public static Node start(Config config) throws Exception {
+    try (PortReservation port = PortReservation.hold(config.http())) {
+      return start(config, port);
+    }
+  }
+
+  private static Node start(Config config, PortReservation port) throws Exception {
     Optional<EmbeddedDatabase> embedded = Optional.empty();
     Config effective = config;
     var pg = config.postgres();
@@ -125,14 +137,12 @@ public final class Node implements AutoCloseable {
       ids.add(await(vertx.deployVerticle(new io.queenvertx.http.EventBusApiVerticle(ctx, auth))));
       ids.add(await(vertx.deployVerticle(new io.queenvertx.stats.StatsFlusher(ctx), new DeploymentOptions(worker))));
       // last: the network is served only once every verticle it talks to is listening
+      port.close();
       try {
         ids.add(await(vertx.deployVerticle(() -> new HttpVerticle(ctx),
             new DeploymentOptions().setInstances(effective.http().instances()))));
       } catch (Exception e) {
-        if (portInUse(e)) {
-          throw new BootException("port " + effective.http().port() + " on " + effective.http().bindAddress()
-              + " is already in use (PORT)", 2);
-        }
+        if (portInUse(e)) throw PortReservation.busy(effective.http()); // taken in the gap after the release
         throw e;
       }
       log.info("ready: queen-vertx {} node {} at http://{}:{} data dir {} PostgreSQL {} cluster {} transport {}",

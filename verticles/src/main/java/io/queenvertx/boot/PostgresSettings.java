@@ -14,10 +14,12 @@ import java.util.Optional;
  * @param dataDir {@code QUEEN_DATA_DIR} ("./data", made absolute): the embedded PostgreSQL's files and the default
  *     spool folder
  * @param embeddedPort {@code QUEEN_EMBEDDED_PG_PORT} (0: a free port; 0..65535): port of the embedded PostgreSQL
- * @param embeddedSharedBuffersMb {@code QUEEN_EMBEDDED_PG_SHARED_BUFFERS_MB} (RAM / 8 within 128..1024; at least 16):
- *     {@code shared_buffers} of the embedded PostgreSQL
- * @param poolSize {@code DB_POOL_SIZE} (160, at least 1): connections in the node's pool
- * @param statementTimeoutMs {@code QUEEN_STMT_TIMEOUT_MS} (30000): {@code statement_timeout} of the pool's sessions
+ * @param embeddedSharedBuffersMb {@code QUEEN_EMBEDDED_PG_SHARED_BUFFERS_MB} (RAM / 8 within 128..1024; at least
+ *     16): {@code shared_buffers} of the embedded PostgreSQL
+ * @param poolSize {@code DB_POOL_SIZE} (160, 1..10000): connections in the node's pool (the embedded PostgreSQL
+ *     allows this many and 40 more, at least 200)
+ * @param statementTimeoutMs {@code QUEEN_STMT_TIMEOUT_MS} (30000, 0..2^31-1; 0: none): {@code statement_timeout} of
+ *     the pool's sessions
  * @param applySchema {@code QUEEN_APPLY_SCHEMA} (on): apply the migrations at boot
  */
 public record PostgresSettings(Optional<Config.Database> connection, Path dataDir, int embeddedPort,
@@ -29,6 +31,8 @@ public record PostgresSettings(Optional<Config.Database> connection, Path dataDi
   public static final int DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
   /** The floor of {@code QUEEN_EMBEDDED_PG_SHARED_BUFFERS_MB}. */
   public static final int MIN_SHARED_BUFFERS_MB = 16;
+  /** The ceiling of {@code DB_POOL_SIZE}. */
+  public static final int MAX_POOL_SIZE = 10_000;
 
   static PostgresSettings from(ConfigReader e) {
     Optional<Config.Database> db = Optional.empty();
@@ -47,9 +51,10 @@ public record PostgresSettings(Optional<Config.Database> connection, Path dataDi
         db,
         Path.of(e.str("QUEEN_DATA_DIR", DEFAULT_DATA_DIR)).toAbsolutePath().normalize(),
         e.integer("QUEEN_EMBEDDED_PG_PORT", 0, 0, 65535),
-        Math.max(MIN_SHARED_BUFFERS_MB, e.integer("QUEEN_EMBEDDED_PG_SHARED_BUFFERS_MB", defaultSharedBuffersMb())),
-        Math.max(1, e.integer("DB_POOL_SIZE", DEFAULT_POOL_SIZE)),
-        e.integer("QUEEN_STMT_TIMEOUT_MS", DEFAULT_STATEMENT_TIMEOUT_MS),
+        e.integer("QUEEN_EMBEDDED_PG_SHARED_BUFFERS_MB", defaultSharedBuffersMb(), MIN_SHARED_BUFFERS_MB,
+            Integer.MAX_VALUE),
+        e.integer("DB_POOL_SIZE", DEFAULT_POOL_SIZE, 1, MAX_POOL_SIZE),
+        e.integer("QUEEN_STMT_TIMEOUT_MS", DEFAULT_STATEMENT_TIMEOUT_MS, 0, Integer.MAX_VALUE),
         e.bool("QUEEN_APPLY_SCHEMA", true));
   }
 

@@ -28,11 +28,6 @@ public final class Addresses {
   public static final String ACK = "queen.consumer.ack";
   /** consumer: a {@code LeaseCommand}, replied with the renewal JSON. */
   public static final String LEASE = "queen.consumer.lease";
-  /**
-   * consumer: file a dead-letter row for a hand-off an ack already decided (a transaction's ack, after its commit):
-   * {@code {"partitionId","group","worker","off","error"}}.
-   */
-  public static final String DLQ_FILE = "queen.consumer.dlq.file";
   /** Published cluster-wide when a webhook endpoint is created, updated or deleted: {@code {"id"}}. */
   public static final String WEBHOOK_CHANGED = "queen.webhook.changed";
   /** redrive runner: claim a waiting task now (sent after a task is created). */

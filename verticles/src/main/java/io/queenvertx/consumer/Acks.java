@@ -3,19 +3,13 @@ package io.queenvertx.consumer;
 import io.queenvertx.boot.NodeContext;
 import io.queenvertx.bus.AckCommand;
 import io.queenvertx.bus.AckItem;
-import io.queenvertx.codec.Frame;
-import io.queenvertx.bus.Addresses;
-import io.queenvertx.bus.DecodeRequest;
-import io.queenvertx.bus.DecodedFrames;
-import io.queenvertx.bus.LocalCodec;
 import io.queenvertx.codec.TxnHash;
+import io.queenvertx.dlq.DeadLetterFiling;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import io.vertx.sqlclient.Tuple;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -28,14 +22,15 @@ import java.util.UUID;
  * Acknowledgements (ENGINE.md §5): items are grouped per (partition, consumer group, lease) and each group is one
  * {@code log_ack} call (fused with the calls of concurrent requests by {@link AckFusion}); its verdict is spread back
  * onto the items in request order (the table of ENGINE.md §5.3).
- * A dead-letter hand-off is completed here: the poison frame is decoded from its segment and filed with a payload
- * snapshot by {@code log_dlq_head}.
+ * A dead-letter hand-off is completed here ({@link DeadLetterFiling}): the poison frames are filed with their payload
+ * snapshots by {@code log_dlq_file}, or, when that fails, the batch is given back ({@code log_dlq_abort}) and every ack
+ * whose effect hung on the filing answers success:false. An ack that cannot take effect because an earlier message of
+ * its partition redelivers ({@code superseded}) answers success:false too, saying why.
  */
 final class Acks {
   static final String STALE = "already committed: the cursor moved past this message before this ack";
   static final String UNRESOLVABLE = "unresolvable: transaction not in the ack window (hash purged or never pushed); "
       + "if leased, the message redelivers";
-  static final String DEFAULT_DLQ_ERROR = "Retries exhausted";
 
   private record GroupKey(String partitionId, String group, String leaseId) {}
 
@@ -129,75 +124,52 @@ final class Acks {
     Set<Integer> noop = indexes(r.getJsonArray("noop"));
     Set<Integer> stale = indexes(r.getJsonArray("stale"));
     Set<Integer> unresolved = indexes(r.getJsonArray("unresolved"));
+    Set<Integer> superseded = indexes(r.getJsonArray("superseded"));
+    String blocked = superseded.isEmpty() ? null : notCommitted(items.get(idx.get(r.getInteger("blockedBy"))));
+    boolean released = r.getBoolean("leaseReleased", false) || r.getBoolean("dlq", false);
     for (int j = 0; j < idx.size(); j++) {
       int i = idx.get(j);
       AckItem it = items.get(i);
       if (noop.contains(j)) out[i] = result(i, it, true, null, true, false, true);
       else if (stale.contains(j)) out[i] = result(i, it, false, STALE, true, false, false);
       else if (unresolved.contains(j)) out[i] = result(i, it, false, UNRESOLVABLE, false, false, false);
+      else if (superseded.contains(j)) out[i] = result(i, it, false, blocked, released, false, false);
       else out[i] = result(i, it, true, null, true, false, false);
     }
     if (!r.getBoolean("dlq", false)) return Future.succeededFuture();
-    long off = r.getLong("off");
-    Integer poison = r.getInteger("poisonIndex");
-    String worker = r.getString("worker", g.leaseId());
-    return fileDeadLetter(pid, g.group(), worker, off, txn -> errorFor(txn, idx, items)).onComplete(ar -> {
-      for (int j = 0; j < idx.size(); j++) {
-        int i = idx.get(j);
-        AckItem it = items.get(i);
-        boolean isPoison = poison != null ? poison == j : !"completed".equals(it.status());
-        if (!isPoison) continue;
-        if (ar.succeeded()) out[i] = result(i, it, true, null, true, true, false);
-        else out[i] = result(i, it, false, ar.cause().getMessage(), false, false, false);
-      }
-    });
+    DeadLetterFiling.HandOff h = DeadLetterFiling.HandOff.of(pid, r);
+    List<AckItem> group = new ArrayList<>(idx.size());
+    for (int i : idx) group.add(items.get(i));
+    Set<Integer> pending = indexes(r.getJsonArray("pending"));
+    Set<Integer> poisons = new HashSet<>();
+    for (var p : h.poisons()) poisons.add(p.index());
+    return DeadLetterFiling.file(vertx, node.pool(), h, group)
+        .onSuccess(v -> DeadLetterFiling.count(node, h))
+        .recover(e -> DeadLetterFiling.abort(node.pool(), pid, g.group(), h.token())
+            .otherwiseEmpty()
+            .compose(x -> Future.failedFuture(e)))
+        .onComplete(ar -> {
+          String failed = ar.succeeded() ? null : notFiled(group.get(h.poisons().get(0).index()), ar.cause());
+          for (int j : pending) {
+            int i = idx.get(j);
+            AckItem it = items.get(i);
+            if (failed != null) out[i] = result(i, it, false, failed, true, false, false);
+            else out[i] = result(i, it, true, null, true, poisons.contains(j), false);
+          }
+        });
   }
 
-  /** Decodes the poison frame and files it (ENGINE.md §7.1); fails with the reason when it cannot be filed. */
-  Future<Void> fileDeadLetter(UUID pid, String group, String worker, long off,
-                              java.util.function.Function<String, String> errorOf) {
-    return node.pool().preparedQuery("SELECT base_offset, blob FROM queen.log_segment_at($1, $2)")
-        .execute(Tuple.of(pid, off))
-        .compose(rows -> {
-          var it = rows.iterator();
-          if (!it.hasNext()) return Future.failedFuture("dlq rejected");
-          var row = it.next();
-          long base = row.getLong("base_offset");
-          // a dead-letter hand-off always decodes on the decoder worker, whatever its size: only a pop's own slices
-          // (at most FrameDecoder.INLINE_MAX_BYTES of blobs) are decoded on this event loop
-          return vertx.eventBus().<DecodedFrames>request(Addresses.DECODE,
-                  new DecodeRequest(pid, base, row.getBuffer("blob").getBytes(), (int) (off - base), 1),
-                  LocalCodec.options(30_000))
-              .recover(e -> Future.failedFuture("dlq rejected"))
-              .compose(m -> m.body().frames().isEmpty() ? Future.failedFuture("dlq rejected")
-                  : fileFrame(pid, group, worker, off, m.body().frames().get(0), errorOf));
-        }).onSuccess(v -> node.metrics().stats.deadLettered(pid));
+  /** The answer of an ack that cannot take effect because {@code stop} (earlier in the partition) redelivers. */
+  static String notCommitted(AckItem stop) {
+    return "not committed: " + stop.transactionId() + ", earlier in this partition, was acked " + stop.status()
+        + " and will be delivered again, so the cursor cannot pass it; this message will be delivered again too";
   }
 
-  private Future<Void> fileFrame(UUID pid, String group, String worker, long off, Frame f,
-                                 java.util.function.Function<String, String> errorOf) {
-          String snapshot = f.payload().length == 0 ? "null" : new String(f.payload(), StandardCharsets.UTF_8);
-          String error = errorOf.apply(f.transactionId());
-          return node.pool()
-              .preparedQuery("SELECT queen.log_dlq_head($1, $2, $3, $4, $5, $6, $7::text::jsonb, $8)")
-              .execute(Tuple.of(pid, group, worker, off, f.messageId(), f.transactionId(), snapshot, error))
-              .compose(res -> {
-                JsonObject v = (JsonObject) res.iterator().next().getValue(0);
-                return v.getBoolean("ok", false) ? Future.<Void>succeededFuture()
-                    : Future.failedFuture(v.getString("error", "dlq rejected"));
-              });
-  }
-
-  /** The nack error of the poison frame's own ack, else the group's first nack error, else the default. */
-  private static String errorFor(String poisonTxn, List<Integer> idx, List<AckItem> items) {
-    String first = null;
-    for (int i : idx) {
-      AckItem it = items.get(i);
-      if (it.error() == null || "completed".equals(it.status())) continue;
-      if (it.transactionId().equals(poisonTxn)) return it.error();
-      if (first == null) first = it.error();
-    }
-    return first != null ? first : DEFAULT_DLQ_ERROR;
+  /** The answer of an ack whose effect hung on dead-lettering {@code poison}, which could not be filed. */
+  static String notFiled(AckItem poison, Throwable cause) {
+    return "not committed: dead-lettering " + poison.transactionId() + " failed ("
+        + (cause.getMessage() == null ? "dlq rejected" : cause.getMessage())
+        + "); the batch was released and will be delivered again from it";
   }
 
   private static Set<Integer> indexes(JsonArray a) {

@@ -77,18 +77,7 @@ public final class ConsumerVerticle extends VerticleBase {
     return Future.all(
         bus.<PopCommand>localConsumer(Addresses.POP, m -> pop(m.body(), busReply(m))).completion(),
         bus.<AckCommand>localConsumer(Addresses.ACK, m -> ack(m.body(), busReply(m))).completion(),
-        bus.<LeaseCommand>localConsumer(Addresses.LEASE, this::onLease).completion(),
-        bus.<JsonObject>localConsumer(Addresses.DLQ_FILE, m -> {
-          JsonObject d = m.body();
-          String err = d.getString("error");
-          acks.fileDeadLetter(UUID.fromString(d.getString("partitionId")), d.getString("group"), d.getString("worker"),
-                  d.getLong("off"), txn -> err != null ? err : Acks.DEFAULT_DLQ_ERROR)
-              .onSuccess(v -> m.reply(Boolean.TRUE, LocalCodec.OPTIONS))
-              .onFailure(e -> {
-                log.warn("dead-letter filing after a transaction failed: {}", e.getMessage());
-                m.fail(500, e.getMessage() == null ? "dlq rejected" : e.getMessage());
-              });
-        }).completion());
+        bus.<LeaseCommand>localConsumer(Addresses.LEASE, this::onLease).completion());
   }
 
   @Override

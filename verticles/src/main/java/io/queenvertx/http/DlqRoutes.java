@@ -5,6 +5,7 @@ import io.queenvertx.bus.Addresses;
 import io.queenvertx.bus.DlqMoveCommand;
 import io.queenvertx.bus.Verdict;
 import io.queenvertx.codec.EnvelopeCipher;
+import io.queenvertx.json.JsonText;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.Json;
@@ -12,6 +13,7 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.sqlclient.Tuple;
+import java.nio.charset.StandardCharsets;
 import java.time.OffsetDateTime;
 import java.util.Optional;
 
@@ -43,11 +45,40 @@ final class DlqRoutes {
         .onFailure(e -> ctx.fail(ApiError.prefixed(500, "dlq failed: ", e)))
         .onSuccess(rows -> {
           JsonObject r = (JsonObject) rows.iterator().next().getValue(0);
-          if (cipher.isPresent()) {
-            for (Object o : r.getJsonArray("messages", new JsonArray())) decrypt((JsonObject) o, cipher.get());
-          }
-          ErrorContract.send(ctx, MessageRoutes.listingStatus(r), r);
+          int status = MessageRoutes.listingStatus(r);
+          ErrorContract.send(ctx, status, status == 200 ? render(r, cipher) : r.toBuffer());
         });
+  }
+
+  /**
+   * The listing as {@code get_dlq_messages} built it, each row's {@code payloadText} spliced in as its {@code data}:
+   * the snapshot's stored JSON text verbatim (never re-parsed, so {@code "\u0000"} or {@code 1e1000000} come back as
+   * they were pushed). A snapshot that is an envelope and decrypts is shown as its plaintext, with {@code isEncrypted}.
+   */
+  static Buffer render(JsonObject page, Optional<EnvelopeCipher> cipher) {
+    JsonText j = new JsonText(4096).beginObject();
+    for (var e : page) {
+      j.key(e.getKey());
+      if (!"messages".equals(e.getKey()) || !(e.getValue() instanceof JsonArray rows)) {
+        j.raw(Json.encodeToBuffer(e.getValue()).getBytes());
+        continue;
+      }
+      j.beginArray();
+      for (Object o : rows) {
+        JsonObject row = (JsonObject) o;
+        j.beginObject();
+        for (var f : row) {
+          if (!"payloadText".equals(f.getKey())) j.key(f.getKey()).raw(Json.encodeToBuffer(f.getValue()).getBytes());
+        }
+        byte[] data = row.getString("payloadText", "null").getBytes(StandardCharsets.UTF_8);
+        Optional<byte[]> plain = cipher.flatMap(c -> c.tryDecrypt(data));
+        j.key("data").raw(plain.orElse(data));
+        if (plain.isPresent()) j.field("isEncrypted", true);
+        j.endObject();
+      }
+      j.endArray();
+    }
+    return j.endObject().buffer();
   }
 
   /**
@@ -62,16 +93,6 @@ final class DlqRoutes {
     }
     if (from != null) filter.put("from", from.toInstant().toString());
     if (to != null) filter.put("to", to.toInstant().toString());
-  }
-
-  /** A snapshot that sniffs as an envelope and decrypts is shown as plaintext; anything else exactly as stored. */
-  private static void decrypt(JsonObject row, EnvelopeCipher cipher) {
-    Object data = row.getValue("data");
-    if (!(data instanceof JsonObject env)) return;
-    cipher.tryDecrypt(env.toBuffer().getBytes()).ifPresent(plain -> {
-      row.put("data", MessageRoutes.jsonValue(plain));
-      row.put("isEncrypted", true);
-    });
   }
 
   private static void purge(RoutingContext ctx, NodeContext node) {

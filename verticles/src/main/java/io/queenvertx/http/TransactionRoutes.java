@@ -30,7 +30,20 @@ final class TransactionRoutes {
     });
   }
 
+  /**
+   * Top-level fields of Queen 2.x transactions that this broker does not implement (the client's {@code .kv}, {@code
+   * .once(...)} and {@code .timer(...)} riders). Each changes what the bundle means (a {@code required} kv gate makes a
+   * redelivery abort), so a bundle carrying one is refused whole instead of committing without it.
+   */
+  static final List<String> UNSUPPORTED = List.of("kv", "timers");
+
   static TransactionCommand parse(JsonObject b, UUID tenant, String sub) {
+    for (String field : UNSUPPORTED) {
+      if (b.getValue(field) != null) {
+        throw refuse("transaction `" + field + "` is not supported by this broker (no " + field
+            + " operations): nothing of the transaction was applied; send the bundle without `" + field + "`");
+      }
+    }
     if (!(b.getValue("operations") instanceof JsonArray ops)) {
       throw refuse("transaction requires an operations array (or a top-level kv/timers array)");
     }

@@ -10,6 +10,7 @@ import io.queenvertx.codec.Frame;
 import io.queenvertx.codec.Segment;
 import io.queenvertx.codec.TxnHash;
 import io.queenvertx.codec.UuidV7;
+import io.queenvertx.dlq.DeadLetterFiling;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
@@ -30,17 +31,25 @@ import java.util.UUID;
 
 /**
  * {@code POST /api/v1/transaction} (API.md §5.6, ENGINE.md §6): every push and ack of the bundle in ONE PostgreSQL
- * transaction. A duplicate push or an ack that is rejected or unresolvable rolls the whole bundle back; the verdict
- * is then reported inside an HTTP 200 with {@code success:false} and a {@code reason}.
+ * transaction, dead-letter filings included. A duplicate push, or an ack that is rejected, unresolvable or cannot take
+ * effect (an earlier message of its partition redelivers), rolls the whole bundle back; the verdict is then reported
+ * inside an HTTP 200 with {@code success:false} and a {@code reason}. A dead-letter filing that fails rolls it back too,
+ * and the batch is then released so the poison redelivers.
  */
 final class Transactions {
-  /** A deliberate rollback with the contract's reason. */
+  /** A deliberate rollback with the contract's reason; {@code handOff} is a dead-letter hand-off that failed to file. */
   static final class Abort extends RuntimeException {
     final String reason;
+    final transient DeadLetterFiling.HandOff handOff;
 
     Abort(String reason, String message) {
+      this(reason, message, null);
+    }
+
+    Abort(String reason, String message, DeadLetterFiling.HandOff handOff) {
       super(message, null, false, false);
       this.reason = reason;
+      this.handOff = handOff;
     }
   }
 
@@ -139,7 +148,7 @@ final class Transactions {
       return null;
     });
     List<JsonObject> landed = new ArrayList<>();
-    List<JsonObject> deadLetters = new ArrayList<>();
+    List<DeadLetterFiling.HandOff> filed = new ArrayList<>();
     Future<Void> tx = prepared.compose(p -> node.pool().withTransaction(conn -> {
       Future<Void> chain = Future.succeededFuture();
       if (!plain.isEmpty()) {
@@ -153,26 +162,16 @@ final class Transactions {
         chain = chain.compose(v -> push(conn, cmd.tenant(), e.getKey(), packed.get(e.getKey()), landed));
       }
       for (var e : ackGroups.entrySet()) {
-        chain = chain.compose(v -> ack(conn, cmd.tenant(), e.getKey(), e.getValue(), ops, results, deadLetters));
+        chain = chain.compose(v -> ack(vertx, conn, cmd.tenant(), e.getKey(), e.getValue(), ops, results, filed));
       }
       return chain;
     }));
-    return tx.compose(v -> {
+    return tx.map(v -> {
       for (JsonObject l : landed) vertx.eventBus().publish(Addresses.LANDED, l.put("tenant", cmd.tenant().toString()));
-      // The hand-offs are filed before answering, exactly as the ack route does: dlq:true means the row exists.
-      List<Future<?>> filings = new ArrayList<>();
-      for (JsonObject d : deadLetters) {
-        int index = d.getInteger("index");
-        filings.add(vertx.eventBus().request(Addresses.DLQ_FILE, d, io.queenvertx.bus.LocalCodec.options(30_000))
-            .onFailure(e -> results[index].put("success", false).put("dlq", false)
-                .put("error", e.getMessage() == null ? "dlq rejected" : e.getMessage())));
-      }
-      return Future.join(filings).transform(done -> {
-        JsonArray arr = new JsonArray();
-        for (JsonObject r : results) arr.add(r);
-        return Future.succeededFuture(new JsonObject().put("transactionId", txId).put("success", true)
-            .put("results", arr));
-      });
+      for (var h : filed) DeadLetterFiling.count(node, h);
+      JsonArray arr = new JsonArray();
+      for (JsonObject r : results) arr.add(r);
+      return new JsonObject().put("transactionId", txId).put("success", true).put("results", arr);
     }).recover(err -> {
       if (mayRetry && err instanceof PgException pg && pg.getErrorMessage() != null
           && pg.getErrorMessage().startsWith("QCRYPT")) {
@@ -188,8 +187,14 @@ final class Transactions {
         if (text != null && text.startsWith("QDUP")) reason = "duplicate";
         else if (text != null && text.startsWith("QTXN")) reason = "ack_rejected";
       }
-      return Future.succeededFuture(new JsonObject().put("transactionId", txId).put("success", false)
-          .put("reason", reason).put("error", text).put("results", new JsonArray()));
+      JsonObject failed = new JsonObject().put("transactionId", txId).put("success", false)
+          .put("reason", reason).put("error", text).put("results", new JsonArray());
+      if (!(err instanceof Abort a && a.handOff != null)) return Future.succeededFuture(failed);
+      // The rollback gave the batch back to its lease: release it, so the poison redelivers instead of a later ack
+      // with that lease moving the cursor past a message that was never dead-lettered.
+      var h = a.handOff;
+      return DeadLetterFiling.abort(node.pool(), h.partitionId(), h.group(), h.holder()).otherwiseEmpty()
+          .map(released -> failed);
     });
   }
 
@@ -230,8 +235,9 @@ final class Transactions {
         });
   }
 
-  private Future<Void> ack(SqlConnection conn, UUID tenant, AckGroupKey key, List<Integer> idx,
-                           List<TransactionCommand.Op> ops, JsonObject[] results, List<JsonObject> deadLetters) {
+  private Future<Void> ack(Vertx vertx, SqlConnection conn, UUID tenant, AckGroupKey key, List<Integer> idx,
+                           List<TransactionCommand.Op> ops, JsonObject[] results,
+                           List<DeadLetterFiling.HandOff> filed) {
     UUID pid;
     try {
       pid = UUID.fromString(key.partitionId());
@@ -239,10 +245,12 @@ final class Transactions {
       return Future.failedFuture(new Abort("ack_rejected",
           "QTXN ack failed: invalid input syntax for type uuid: \"" + key.partitionId() + "\""));
     }
+    List<AckItem> items = new ArrayList<>(idx.size());
     Buffer[] hashes = new Buffer[idx.size()];
     String[] statuses = new String[idx.size()];
     for (int j = 0; j < idx.size(); j++) {
       AckItem a = ops.get(idx.get(j)).ack();
+      items.add(a);
       hashes[j] = Buffer.buffer(TxnHash.of(a.transactionId()));
       statuses[j] = a.status();
     }
@@ -257,25 +265,31 @@ final class Transactions {
             return Future.failedFuture(new Abort("ack_rejected",
                 "QTXN ack references unknown transactionId; transaction rolled back"));
           }
+          JsonArray superseded = r.getJsonArray("superseded", new JsonArray());
+          if (!superseded.isEmpty()) {
+            // Applied, the bundle would commit its pushes while this ack has no effect (the message redelivers).
+            AckItem stop = items.get(r.getInteger("blockedBy"));
+            AckItem not = items.get(superseded.getInteger(0));
+            return Future.failedFuture(new Abort("ack_rejected", "QTXN ack of " + not.transactionId()
+                + " cannot take effect: " + stop.transactionId() + ", earlier in its partition, is acked "
+                + stop.status() + " and will be delivered again; transaction rolled back"));
+          }
           boolean dlq = r.getBoolean("dlq", false);
-          Integer poison = r.getInteger("poisonIndex");
+          var h = dlq ? DeadLetterFiling.HandOff.of(pid, r) : null;
+          java.util.Set<Integer> poisons = new java.util.HashSet<>();
+          if (h != null) for (var p : h.poisons()) poisons.add(p.index());
           for (int j = 0; j < idx.size(); j++) {
             int i = idx.get(j);
-            AckItem a = ops.get(i).ack();
-            boolean isPoison = dlq && poison != null && poison == j;
             results[i] = new JsonObject().put("index", i).put("type", "ack").put("success", true)
-                .put("transactionId", a.transactionId()).put("error", null).put("dlq", isPoison);
+                .put("transactionId", items.get(j).transactionId()).put("error", null)
+                .put("dlq", poisons.contains(j));
           }
-          if (dlq) {
-            String err = null;
-            for (int i : idx) if (ops.get(i).ack().error() != null && err == null) err = ops.get(i).ack().error();
-            int poisonOp = poison != null && poison < idx.size() ? idx.get(poison) : idx.get(0);
-            deadLetters.add(new JsonObject().put("index", poisonOp).put("partitionId", pid.toString())
-                .put("group", key.group())
-                .put("worker", r.getString("worker", key.leaseId())).put("off", r.getLong("off"))
-                .put("error", err));
-          }
-          return Future.succeededFuture();
+          if (h == null) return Future.succeededFuture();
+          // Filed inside the bundle's transaction: the bundle commits with its dead letters or not at all.
+          return DeadLetterFiling.file(vertx, conn, h, items).map(x -> filed.add(h)).<Void>mapEmpty()
+              .recover(e -> Future.failedFuture(new Abort("ack_rejected", "QTXN dead-lettering "
+                  + items.get(h.poisons().get(0).index()).transactionId() + " failed (" + e.getMessage()
+                  + "); transaction rolled back and the batch released", h)));
         });
   }
 }

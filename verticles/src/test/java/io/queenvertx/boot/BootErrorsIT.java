@@ -37,45 +37,57 @@ class BootErrorsIT {
   }
 
   /** The log's lines at ERROR level, and proof that no stack trace was printed. */
-  private static List<String> errorLinesWithoutTrace(String log) {
+  static List<String> errorLinesWithoutTrace(String log) {
     assertThat(log).doesNotContain("\tat ").doesNotContain("Exception");
     return log.lines().filter(l -> l.contains(" ERROR ")).toList();
   }
 
+  /**
+   * Launches a node on its embedded PostgreSQL (a new data folder) with {@code env} and asserts it exits 2 with one
+   * error line, without a stack trace, ending in {@code error}, before PostgreSQL started (no {@code pg/} folder).
+   * Returns the log.
+   */
+  private static String refusedBeforePostgresql(Map<String, String> env, String error) throws Exception {
+    Path data = Files.createTempDirectory("queen-boot-refused");
+    var all = new HashMap<>(env);
+    all.put("QUEEN_DATA_DIR", data.toString());
+    try (var node = BrokerProcess.launch(all)) {
+      assertThat(node.awaitExit(Duration.ofSeconds(60))).isEqualTo(2);
+      String log = node.log();
+      assertThat(errorLinesWithoutTrace(log)).singleElement().asString().endsWith("boot failed: " + error);
+      assertThat(data.resolve("pg")).doesNotExist();
+      return log;
+    }
+  }
+
   @Test
   void aPortThatIsNotANumberStopsTheBootWithExitTwoBeforePostgresqlStarts() throws Exception {
-    Path data = Files.createTempDirectory("queen-boot-badport");
-    try (var node = BrokerProcess.launch(Map.of("PORT", "abc", "QUEEN_DATA_DIR", data.toString()))) {
-      assertThat(node.awaitExit(Duration.ofSeconds(60))).isEqualTo(2);
-      assertThat(errorLinesWithoutTrace(node.log())).singleElement().asString()
-          .endsWith("boot failed: PORT='abc' is not accepted: an integer from 1 to 65535");
-      assertThat(data.resolve("pg")).doesNotExist();
-    }
+    refusedBeforePostgresql(Map.of("PORT", "abc"), "PORT='abc' is not accepted: an integer from 1 to 65535");
   }
 
   @Test
   void aMalformedEncryptionKeyStopsTheBootWithExitTwoBeforePostgresqlStarts() throws Exception {
-    Path data = Files.createTempDirectory("queen-boot-badkey");
-    try (var node = BrokerProcess.launch(Map.of("QUEEN_ENCRYPTION_KEY", "zz", "QUEEN_DATA_DIR", data.toString()))) {
-      assertThat(node.awaitExit(Duration.ofSeconds(60))).isEqualTo(2);
-      assertThat(errorLinesWithoutTrace(node.log())).singleElement().asString()
-          .endsWith("boot failed: QUEEN_ENCRYPTION_KEY (a value of 2 characters, not shown) is not accepted: "
-              + "64 hexadecimal characters [0-9a-fA-F] (a 32-byte AES-256 key)");
-      assertThat(data.resolve("pg")).doesNotExist();
-    }
+    refusedBeforePostgresql(Map.of("QUEEN_ENCRYPTION_KEY", "zz"), "QUEEN_ENCRYPTION_KEY (a value of 2 characters, "
+        + "not shown) is not accepted: 64 hexadecimal characters [0-9a-fA-F] (a 32-byte AES-256 key)");
   }
 
+  /** Issue 34: the port is checked before the embedded PostgreSQL is initialised (it used to be found ~5 s later). */
   @Test
-  void aBusyPortIsNamedInOneLineWithExitTwo() throws Exception {
+  void aBusyPortIsNamedInOneLineWithExitTwoBeforePostgresqlStarts() throws Exception {
     try (var holder = new ServerSocket()) {
       holder.bind(new InetSocketAddress("127.0.0.1", TestNode.freePort()));
       int port = holder.getLocalPort();
-      try (var node = BrokerProcess.launch(sharedDb(Map.of("PORT", Integer.toString(port))))) {
-        assertThat(node.awaitExit(Duration.ofSeconds(120))).isEqualTo(2);
-        assertThat(errorLinesWithoutTrace(node.log())).singleElement().asString()
-            .endsWith("boot failed: port " + port + " on 127.0.0.1 is already in use (PORT)");
-      }
+      assertThat(refusedBeforePostgresql(Map.of("PORT", Integer.toString(port)),
+          "port " + port + " on 127.0.0.1 is already in use (PORT)"))
+          .doesNotContain("PostgreSQL").doesNotContain(" WARN ");
     }
+  }
+
+  /** Issue 34: DB_POOL_SIZE=0 used to boot with a pool of 1; the README promises exit 2. */
+  @Test
+  void aPoolSizeOfZeroStopsTheBootWithExitTwoBeforePostgresqlStarts() throws Exception {
+    refusedBeforePostgresql(Map.of("DB_POOL_SIZE", "0"),
+        "DB_POOL_SIZE='0' is not accepted: an integer from 1 to 10000");
   }
 
   @Test

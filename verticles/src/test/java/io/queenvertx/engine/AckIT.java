@@ -172,7 +172,9 @@ class AckIT {
         .add(ack("m0", pid, "completed", lease)).add(ack("m1", pid, "failed", lease).put("error", "bad m1"))
         .add(ack("m2", pid, "completed", lease))));
     assertThat(r.status()).isEqualTo(200);
-    assertThat(r.array().stream().map(o -> ((JsonObject) o).getBoolean("success"))).containsOnly(true);
+    assertThat(r.array().stream().map(o -> ((JsonObject) o).getBoolean("success")))
+        .as("m2's completed ack cannot pass the nack of m1, and says so: %s", r.body()).containsExactly(true, true, false);
+    assertThat(r.array().getJsonObject(2).getString("error")).startsWith("not committed: m1, earlier in this partition");
     var cursor = Wire.cursor(pid, Wire.QUEUE_MODE);
     assertThat(cursor.get("committed")).as("only the completed prefix below the nack commits").isEqualTo(0L);
     assertThat(cursor.get("batch_retry_count")).isEqualTo(1);

@@ -173,6 +173,7 @@ class CrashRecoveryIT {
 
     HttpResponse<String> post(String path, JsonObject body) throws Exception {
       return HTTP.send(HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(30))
+          .header("Content-Type", "application/json")
           .POST(HttpRequest.BodyPublishers.ofString(body.encode())).build(), HttpResponse.BodyHandlers.ofString());
     }
 

@@ -12,6 +12,8 @@ import io.queenvertx.testing.TestNode.Reply;
 import io.queenvertx.testing.Wire;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
@@ -218,6 +220,42 @@ class TransactionIT {
     assertThat(j.getBoolean("success")).isFalse();
     assertThat(j.getString("error")).isEqualTo("segments transaction supports only push and ack operations, got `delete`");
     assertThat(Wire.queueRows(q)).isZero();
+  }
+
+  /**
+   * Issue 34 item 3: Queen 2.x sends its kv and timer riders ({@code .once(...)}, {@code .kv.putIfAbsent(..., {required:
+   * true})}, {@code .timer(...)}) as top-level {@code kv} / {@code timers} beside the operations. This broker has
+   * neither, so a bundle carrying one is a 400 naming it, and its push and ack are not applied: committing them
+   * without the gate would make a redelivery commit twice.
+   */
+  @Test
+  void aBundleWithKvOrTimersIs400NamingTheFieldAndNothingOfItIsApplied() {
+    JsonObject gate = new JsonObject().put("op", "putIfAbsent").put("ns", "test-idem").put("key", "order-1")
+        .put("value", true).put("required", true);
+    JsonObject timer = new JsonObject().put("op", "schedule").put("queue", "reminders").put("key", "k")
+        .put("delayMs", 1000).put("payload", "e30=");
+    for (var rider : List.of(Map.entry("kv", gate), Map.entry("timers", timer))) {
+      String in = Wire.queue("tx-rider-in");
+      String out = Wire.queue("tx-rider-out");
+      pushQueued(node, in, null, 1, "r0");
+      JsonObject p = popSome(node, in, "batch=1");
+      Reply r = node.post("/api/v1/transaction", new JsonObject()
+          .put("operations", new JsonArray()
+              .add(new JsonObject().put("type", "push").put("items", new JsonArray()
+                  .add(new JsonObject().put("queue", out).put("payload", 2).put("transactionId", "r1"))))
+              .add(new JsonObject().put("type", "ack").put("transactionId", "r0")
+                  .put("partitionId", p.getString("partitionId")).put("status", "completed")))
+          .put("requiredLeases", new JsonArray().add(p.getString("leaseId")))
+          .put(rider.getKey(), new JsonArray().add(rider.getValue())));
+      assertThat(r.status()).as("%s: %s", rider.getKey(), r.body()).isEqualTo(400);
+      assertThat(r.json().getBoolean("success")).isFalse();
+      assertThat(r.json().getString("reason")).isEqualTo("bad_request");
+      assertThat(r.json().getString("error")).as(r.body())
+          .startsWith("transaction `" + rider.getKey() + "` is not supported by this broker");
+      assertThat(Wire.queueRows(out)).as("%s: the push was not applied", rider.getKey()).isZero();
+      assertThat(Wire.cursor(p.getString("partitionId"), Wire.QUEUE_MODE).get("committed"))
+          .as("%s: the ack was not applied", rider.getKey()).isEqualTo(-1L);
+    }
   }
 
   @Test

@@ -17,7 +17,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * Bounded push load with a ledger: {@code producers} scheduled tasks each push a batch of {@code batch} items with
  * unique transaction ids every {@code periodMs} to {@code partitions} partitions of one queue, through HTTP/1.1 with
  * a deadline per request. Every item's answer is recorded: {@code queued}, {@code buffered} and {@code duplicate} are
- * the broker's promises; {@code failed}, other answers and connection errors are not.
+ * the broker's promises; {@code failed}, other answers and connection errors are not ({@code failed} is a promise too:
+ * that the item never lands).
  */
 final class PushLoad implements AutoCloseable {
   static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(10);
@@ -33,6 +34,8 @@ final class PushLoad implements AutoCloseable {
   private final Map<String, String> acknowledged = new ConcurrentHashMap<>();
   /** Transaction ids pushed without a promise (failed, an error answer, a connection error). */
   private final Set<String> unconfirmed = ConcurrentHashMap.newKeySet();
+  /** Among them, those answered {@code failed}: the broker's promise that they never land. */
+  private final Set<String> refused = ConcurrentHashMap.newKeySet();
   private final AtomicLong queued = new AtomicLong();
   private final AtomicLong buffered = new AtomicLong();
   private final AtomicLong duplicate = new AtomicLong();
@@ -112,6 +115,7 @@ final class PushLoad implements AutoCloseable {
       acknowledged.put(txn, status);
     } else {
       unconfirmed.add(txn);
+      if (status.equals("failed")) refused.add(txn);
     }
   }
 
@@ -146,6 +150,10 @@ final class PushLoad implements AutoCloseable {
 
   Set<String> unconfirmed() {
     return unconfirmed;
+  }
+
+  Set<String> refused() {
+    return refused;
   }
 
   /** Stops the producers and waits for the requests in flight, so the ledger is complete. */

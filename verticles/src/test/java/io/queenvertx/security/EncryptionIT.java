@@ -79,7 +79,8 @@ class EncryptionIT {
     String dlqId = deadLetter(q, "e-1");
     // the DLQ snapshot is the envelope, verbatim
     assertThat(TestDatabase.queryLong(db, "SELECT count(*) FROM queen.log_dlq WHERE id = '" + dlqId
-        + "' AND payload ? 'encrypted' AND payload ? 'iv' AND payload ? 'authTag' AND NOT payload ? 'card'"))
+        + "' AND payload::jsonb ? 'encrypted' AND payload::jsonb ? 'iv' AND payload::jsonb ? 'authTag' "
+        + "AND NOT payload::jsonb ? 'card'"))
         .isEqualTo(1);
     var row = node.get("/api/v1/dlq?queue=" + q).json().getJsonArray("messages").getJsonObject(0);
     assertThat(row.getJsonObject("data")).isEqualTo(secret());
@@ -110,7 +111,7 @@ class EncryptionIT {
     // and it is plaintext at rest: dead-letter it again and look at the snapshot
     String again = deadLetter(dst, "dlq:" + dlqId);
     assertThat(TestDatabase.queryLong(db, "SELECT count(*) FROM queen.log_dlq WHERE id = '" + again
-        + "' AND payload->>'card' = '4111-1111-1111-1111'")).isEqualTo(1);
+        + "' AND payload::jsonb->>'card' = '4111-1111-1111-1111'")).isEqualTo(1);
   }
 
   @Test

@@ -57,7 +57,11 @@ public final class BrokerProcess implements AutoCloseable {
     pb.environment().put("PORT", Integer.toString(port));
     pb.environment().put("QUEEN_BIND_ADDR", "127.0.0.1"); // loopback only, unless the test says otherwise
     pb.environment().putAll(env);
-    return new BrokerProcess(pb.start(), port, log);
+    Process process = pb.start();
+    // a test JVM that ends without closing it (a test's timeout, a crash) must not leave the node running, nor
+    // stopped: SIGKILL ends a frozen (SIGSTOP) process too
+    Runtime.getRuntime().addShutdownHook(new Thread(process::destroyForcibly, "broker-process-reaper"));
+    return new BrokerProcess(process, port, log);
   }
 
   /** The exit code, once the process has ended within {@code max}; fails with the log when it is still running. */
@@ -70,6 +74,11 @@ public final class BrokerProcess implements AutoCloseable {
 
   public boolean alive() {
     return process.isAlive();
+  }
+
+  /** The node's process id (to signal it: freeze with SIGSTOP, resume with SIGCONT). */
+  public long pid() {
+    return process.pid();
   }
 
   /** A node that shares the test PostgreSQL. */
@@ -104,6 +113,21 @@ public final class BrokerProcess implements AutoCloseable {
 
   public String baseUrl() {
     return "http://127.0.0.1:" + port;
+  }
+
+  public TestNode.Reply get(String path) {
+    return TestNode.exchange(HttpRequest.newBuilder(URI.create(baseUrl() + path)).GET(), Map.of());
+  }
+
+  public TestNode.Reply post(String path, Object body) {
+    return TestNode.exchange(HttpRequest.newBuilder(URI.create(baseUrl() + path))
+        .header("Content-Type", "application/json")
+        .POST(HttpRequest.BodyPublishers.ofString(io.vertx.core.json.Json.encode(body))), Map.of());
+  }
+
+  /** The JVM's child processes alive now (the embedded PostgreSQL's watchdog is one). */
+  public java.util.List<ProcessHandle> children() {
+    return process.children().filter(ProcessHandle::isAlive).toList();
   }
 
   public int port() {

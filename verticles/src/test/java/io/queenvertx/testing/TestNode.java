@@ -103,6 +103,11 @@ public final class TestNode implements AutoCloseable {
     return base;
   }
 
+  /** The node's HTTP port (for raw-socket tests). */
+  public int port() {
+    return node.config().http().port();
+  }
+
   public Reply get(String path) {
     return send(HttpRequest.newBuilder(URI.create(base + path)).GET(), Map.of());
   }
@@ -115,10 +120,17 @@ public final class TestNode implements AutoCloseable {
     return post(path, body, Map.of());
   }
 
+  /**
+   * POSTs {@code body} (a String as is, anything else encoded as JSON) with {@code Content-Type: application/json},
+   * as Queen's clients do, unless {@code headers} give their own Content-Type.
+   */
   public Reply post(String path, Object body, Map<String, String> headers) {
     String text = body instanceof String s ? s : Json.encode(body);
-    return send(HttpRequest.newBuilder(URI.create(base + path)).POST(HttpRequest.BodyPublishers.ofString(text)),
-        headers);
+    var b = HttpRequest.newBuilder(URI.create(base + path)).POST(HttpRequest.BodyPublishers.ofString(text));
+    if (headers.keySet().stream().noneMatch("Content-Type"::equalsIgnoreCase)) {
+      b.header("Content-Type", "application/json");
+    }
+    return send(b, headers);
   }
 
   public Reply delete(String path) {
@@ -130,6 +142,11 @@ public final class TestNode implements AutoCloseable {
   }
 
   public Reply send(HttpRequest.Builder b, Map<String, String> headers) {
+    return exchange(b, headers);
+  }
+
+  /** One request with {@code headers}, answered within 60 s (headers) and 90 s (all); any node, in this JVM or not. */
+  public static Reply exchange(HttpRequest.Builder b, Map<String, String> headers) {
     headers.forEach(b::header);
     b.timeout(Duration.ofSeconds(60));
     try {

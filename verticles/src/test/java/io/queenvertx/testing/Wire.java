@@ -345,4 +345,28 @@ public final class Wire {
     assertThat(s).matches(UUID_TEXT);
     return s;
   }
+
+  /**
+   * The JSON text, exactly as written, of every value named {@code field} in the JSON document {@code json}, at any
+   * depth, in document order: what a node spliced into an answer, before any parser turned it into a value.
+   */
+  public static List<String> rawValues(String json, String field) {
+    byte[] bytes = json.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    List<String> out = new ArrayList<>();
+    try (var p = new com.fasterxml.jackson.core.JsonFactory().createParser(bytes)) {
+      com.fasterxml.jackson.core.JsonToken t;
+      while ((t = p.nextToken()) != null) {
+        if (t != com.fasterxml.jackson.core.JsonToken.FIELD_NAME || !field.equals(p.currentName())) continue;
+        p.nextToken();
+        int start = (int) p.currentTokenLocation().getByteOffset();
+        p.skipChildren();
+        p.finishToken();
+        int end = (int) p.currentLocation().getByteOffset();
+        out.add(new String(bytes, start, end - start, java.nio.charset.StandardCharsets.UTF_8));
+      }
+    } catch (java.io.IOException e) {
+      throw new AssertionError("not JSON: " + json, e);
+    }
+    return out;
+  }
 }

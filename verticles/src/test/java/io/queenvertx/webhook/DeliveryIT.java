@@ -175,7 +175,7 @@ class DeliveryIT {
         + "AND failed_at IS NOT NULL AND dlq_id IS NOT NULL")).isEqualTo(1);
     // the engine holds the dead letter under the subscription's consumer group, with its payload snapshot
     assertThat(TestDatabase.queryLong(DB, "SELECT count(*) FROM queen.log_dlq WHERE consumer_group = 'webhook:" + id
-        + "' AND transaction_id = 'd-1' AND payload->>'order' = '7' AND error = 'HTTP 500'")).isEqualTo(1);
+        + "' AND transaction_id = 'd-1' AND payload::jsonb->>'order' = '7' AND error = 'HTTP 500'")).isEqualTo(1);
     // order held: d-2 was only tried after d-1 was given up
     assertThat(seen.subList(0, 3)).allMatch(r -> "d-1".equals(r.headers().get("x-queen-transaction-id")));
     server.close();
