@@ -6,9 +6,10 @@ import io.vertx.sqlclient.Tuple;
 
 /**
  * The read-only status surface: resources overview / namespaces / tasks (API.md §5.8), the consumer-group GET routes
- * (§5.11) and status (§5.12, analytics excluded). Every route is a tenant-scoped stored-procedure passthrough (§1.4);
- * the figures and their definitions live in V5__status.sql. Management parameters are read as strings and a number
- * that does not parse falls back to its default ({@code qint}, §1.7).
+ * (§5.11) but the paged listing ({@link ConsumerGroupRoutes}) and status (§5.12, analytics excluded). Every route is
+ * a tenant-scoped stored-procedure passthrough (§1.4); the figures and their definitions live in V5__status.sql.
+ * Management parameters are read as strings and a number that does not parse falls back to its default
+ * ({@code qint}, §1.7).
  */
 final class StatusRoutes {
   private StatusRoutes() {}
@@ -21,8 +22,6 @@ final class StatusRoutes {
     routes.get("/api/v1/resources/tasks", ctx -> QueueRoutes.passthrough(ctx, node,
         "SELECT queen.resources_tasks($1)::text", Tuple.of(Tenancy.of(ctx)), "tasks failed: "));
 
-    routes.get("/api/v1/consumer-groups", ctx -> QueueRoutes.passthrough(ctx, node,
-        "SELECT queen.consumer_groups($1)::text", Tuple.of(Tenancy.of(ctx)), "consumer groups failed: "));
     // Declared before /:group so "lagging" is never taken for a group name.
     routes.get("/api/v1/consumer-groups/lagging", ctx -> QueueRoutes.passthrough(ctx, node,
         "SELECT queen.consumer_groups_lagging($1, $2)::text",

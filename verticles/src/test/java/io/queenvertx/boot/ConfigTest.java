@@ -100,7 +100,7 @@ class ConfigTest {
         "QUEEN_CLUSTER_MEMBERS", "10.0.0.1", "JWT_ENABLED", "on", "JWT_SECRET", "s", "FILE_BUFFER_FLUSH_MS", "250"));
     Config moved = c.withPort(7001);
     assertThat(moved.http()).isEqualTo(new HttpSettings(7001, c.http().bindAddress(), c.http().maxBodyBytes(),
-        c.http().instances(), true, c.http().eventLoops()));
+        c.http().instances(), true, c.http().eventLoops(), c.http().maxPushItems()));
     assertThat(moved).usingRecursiveComparison().ignoringFields("http.port").isEqualTo(c);
     var db = new Config.Database("h", 1234, "d", "u", "p", false);
     Config pointed = c.withDatabase(db);
@@ -114,14 +114,14 @@ class ConfigTest {
     var c = Config.from(Map.of("QUEEN_DATA_DIR", "/srv/q"));
     assertThat(c.http()).isEqualTo(new HttpSettings(HttpSettings.DEFAULT_PORT, HttpSettings.DEFAULT_BIND_ADDRESS,
         HttpSettings.DEFAULT_MAX_BODY_BYTES, Runtime.getRuntime().availableProcessors(), false,
-        2 * Runtime.getRuntime().availableProcessors()));
+        2 * Runtime.getRuntime().availableProcessors(), HttpSettings.DEFAULT_MAX_PUSH_ITEMS));
     assertThat(c.postgres()).isEqualTo(new PostgresSettings(Optional.empty(), Path.of("/srv/q"), 0,
         c.postgres().embeddedSharedBuffersMb(), PostgresSettings.DEFAULT_POOL_SIZE,
         PostgresSettings.DEFAULT_STATEMENT_TIMEOUT_MS, true));
     assertThat(c.pop()).isEqualTo(new PopSettings(PopSettings.DEFAULT_TIMEOUT_MS,
         PopSettings.DEFAULT_SUBSCRIPTION_MODE, PopSettings.DEFAULT_WAIT_INITIAL_INTERVAL_MS,
         PopSettings.DEFAULT_WAIT_BACKOFF_THRESHOLD, PopSettings.DEFAULT_WAIT_BACKOFF_MULTIPLIER,
-        PopSettings.DEFAULT_WAIT_MAX_INTERVAL_MS));
+        PopSettings.DEFAULT_WAIT_MAX_INTERVAL_MS, PopSettings.DEFAULT_MAX_BATCH, PopSettings.DEFAULT_MAX_BYTES));
     assertThat(c.engine()).isEqualTo(new EngineSettings(EngineSettings.DEFAULT_ZSTD_LEVEL,
         EngineSettings.DEFAULT_SEGMENT_CACHE_ENTRIES, EngineSettings.DEFAULT_DEDUP_CACHE_MB,
         EngineSettings.DEFAULT_PUSH_BUNDLES_IN_FLIGHT, EngineSettings.DEFAULT_PUSH_PARTITIONS_PER_BUNDLE,
@@ -149,6 +149,9 @@ class ConfigTest {
       "QUEEN_HTTP_INSTANCES | many | QUEEN_HTTP_INSTANCES='many' is not accepted: an integer of at least 1 (32-bit)",
       "QUEEN_EMBEDDED_PG_PORT       | 70000 | QUEEN_EMBEDDED_PG_PORT='70000' is not accepted: an integer from 0 to 65535",
       "POP_WAIT_MAX_INTERVAL_MS     | 1s   | POP_WAIT_MAX_INTERVAL_MS='1s' is not accepted: an integer of at least 1",
+      "QUEEN_POP_MAX_BATCH | 0 | QUEEN_POP_MAX_BATCH='0' is not accepted: an integer of at least 1 (32-bit)",
+      "QUEEN_POP_MAX_BYTES          | 64MB | QUEEN_POP_MAX_BYTES='64MB' is not accepted: an integer of at least 0",
+      "QUEEN_MAX_PUSH_ITEMS | many | QUEEN_MAX_PUSH_ITEMS='many' is not accepted: an integer of at least 1 (32-bit)",
       "QUEEN_V2_ZSTD_LEVEL          | 23   | QUEEN_V2_ZSTD_LEVEL='23' is not accepted: an integer from -7 to 22",
       "FILE_BUFFER_FLUSH_MS         | fast | FILE_BUFFER_FLUSH_MS='fast' is not accepted: an integer of at least 10",
       "QUEEN_REDRIVE_STALE_MS       | 1e4  | QUEEN_REDRIVE_STALE_MS='1e4' is not accepted: an integer of at least 1000",

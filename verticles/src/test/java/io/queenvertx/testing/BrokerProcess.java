@@ -125,11 +125,6 @@ public final class BrokerProcess implements AutoCloseable {
         .POST(HttpRequest.BodyPublishers.ofString(io.vertx.core.json.Json.encode(body))), Map.of());
   }
 
-  /** The JVM's process id (what a node names when it holds a data folder). */
-  public long pid() {
-    return process.pid();
-  }
-
   /** The JVM's child processes alive now (the embedded PostgreSQL's watchdog is one). */
   public java.util.List<ProcessHandle> children() {
     return process.children().filter(ProcessHandle::isAlive).toList();
