@@ -43,6 +43,14 @@ abstract class Cmd implements Callable<Integer> {
 
   abstract int run() throws Exception;
 
+  /** {@code value} as JSON with {@code --output json}, else what {@code human} prints; exit 0. */
+  int print(Object value, java.util.function.Consumer<Out> human) {
+    Out o = out();
+    if (o.json()) o.json(value);
+    else human.accept(o);
+    return Exit.OK;
+  }
+
   /** The refusal of a destructive command run without {@code --yes}. */
   static Exit.Failure needsYes(String what) {
     return new Exit.Failure(Exit.USAGE, what + ": add --yes to confirm");

@@ -64,13 +64,10 @@ final class DlqCommands {
         }
         return Exit.OK;
       }
-      List<List<Object>> table = new ArrayList<>();
-      for (Object r : rows) {
-        table.add(List.of(Json.string(r, "id"), Json.string(r, "queue"), Json.string(r, "partition"),
-            Json.string(r, "consumerGroup"), Json.string(r, "failedAt"), Json.number(r, "retryCount"),
-            QueueCommands.str(Json.get(r, "errorMessage")), Json.string(r, "transactionId")));
-      }
-      o.table(List.of("id", "queue", "partition", "group", "failed at", "retries", "error", "transaction id"), table);
+      o.table(List.of("id", "queue", "partition", "group", "failed at", "retries", "error", "transaction id"),
+          Out.rows(rows, r -> List.of(Json.string(r, "id"), Json.string(r, "queue"), Json.string(r, "partition"),
+              Json.string(r, "consumerGroup"), Json.string(r, "failedAt"), Json.number(r, "retryCount"),
+              QueueCommands.str(Json.get(r, "errorMessage")), Json.string(r, "transactionId"))));
       if (!all && cursor != null && !cursor.isEmpty()) note("more dead letters: add --all");
       return Exit.OK;
     }
@@ -107,17 +104,9 @@ final class DlqCommands {
         }
         results.add(Broker.check("POST", path, a).json());
       }
-      Out o = out();
-      if (o.json()) {
-        o.json(results);
-      } else {
-        List<List<Object>> rows = new ArrayList<>();
-        for (Object r : results) {
-          rows.add(List.of(Json.string(r, "dlqId"), Json.string(r, "result"), QueueCommands.str(Json.get(r, "queue")),
-              QueueCommands.str(Json.get(r, "partition"))));
-        }
-        o.table(List.of("id", "result", "queue", "partition"), rows);
-      }
+      print(results, o -> o.table(List.of("id", "result", "queue", "partition"), Out.rows(results,
+          r -> List.of(Json.string(r, "dlqId"), Json.string(r, "result"), QueueCommands.str(Json.get(r, "queue")),
+              QueueCommands.str(Json.get(r, "partition"))))));
       return gone == 0 ? Exit.OK : gone == ids.size() ? Exit.NOT_FOUND : Exit.PARTIAL;
     }
   }
@@ -137,10 +126,7 @@ final class DlqCommands {
     int run() {
       if (!yes) throw needsYes("purging the dead letters of " + queue + " cannot be undone");
       Object r = broker().deleteJson("/api/v1/dlq" + Broker.query("queue", queue, "consumerGroup", group));
-      Out o = out();
-      if (o.json()) o.json(r);
-      else o.text("purged " + Json.number(r, "deleted") + " dead letters of " + queue);
-      return Exit.OK;
+      return print(r, o -> o.text("purged " + Json.number(r, "deleted") + " dead letters of " + queue));
     }
   }
 }

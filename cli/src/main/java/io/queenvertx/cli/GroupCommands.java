@@ -40,19 +40,10 @@ final class GroupCommands {
     @Override
     int run() {
       List<Object> groups = all(broker(), pageSize);
-      Out o = out();
-      if (o.json()) {
-        o.json(groups);
-        return Exit.OK;
-      }
-      List<List<Object>> rows = new ArrayList<>();
-      for (Object g : groups) {
-        rows.add(List.of(Json.string(g, "name"), String.join(",", Json.array(Json.get(g, "topics")).stream()
-                .map(String::valueOf).toList()), Json.number(g, "members"), Json.number(g, "totalLag"),
-            Json.number(g, "maxTimeLag"), QueueCommands.str(Json.get(g, "state"))));
-      }
-      o.table(List.of("group", "queues", "members", "lag", "max time lag (s)", "state"), rows);
-      return Exit.OK;
+      return print(groups, o -> o.table(List.of("group", "queues", "members", "lag", "max time lag (s)", "state"),
+          Out.rows(groups, g -> List.of(Json.string(g, "name"), String.join(",", Json.array(Json.get(g, "topics"))
+                  .stream().map(String::valueOf).toList()), Json.number(g, "members"), Json.number(g, "totalLag"),
+              Json.number(g, "maxTimeLag"), QueueCommands.str(Json.get(g, "state"))))));
     }
   }
 
@@ -64,10 +55,7 @@ final class GroupCommands {
     @Override
     int run() {
       Object r = broker().getJson("/api/v1/consumer-groups/" + Broker.seg(group));
-      Out o = out();
-      if (o.json()) o.json(r);
-      else o.text(Json.pretty(r));
-      return Exit.OK;
+      return print(r, o -> o.text(Json.pretty(r)));
     }
   }
 
@@ -103,10 +91,7 @@ final class GroupCommands {
       if (target.toEnd) body.put("toEnd", true);
       else body.put("timestamp", target.timestamp);
       Object r = broker().postJson(path, body);
-      Out o = out();
-      if (o.json()) o.json(r);
-      else o.fields(Json.object(r));
-      return Exit.OK;
+      return print(r, o -> o.fields(Json.object(r)));
     }
   }
 
@@ -130,11 +115,8 @@ final class GroupCommands {
       String path = "/api/v1/consumer-groups/" + Broker.seg(group)
           + (queue == null ? "" : "/queues/" + Broker.seg(queue)) + Broker.query("deleteMetadata", !keepMetadata);
       Object r = broker().deleteJson(path);
-      Out o = out();
-      if (o.json()) o.json(r);
-      else o.text("deleted consumer group " + group + (queue == null ? "" : " on " + queue) + ": "
-          + Json.number(r, "deletedPartitions") + " partitions");
-      return Exit.OK;
+      return print(r, o -> o.text("deleted consumer group " + group + (queue == null ? "" : " on " + queue) + ": "
+          + Json.number(r, "deletedPartitions") + " partitions"));
     }
   }
 }

@@ -44,17 +44,8 @@ final class LagCommand extends Cmd {
       }
     }
     rows.sort((a, b) -> Long.compare((long) b.get("lag"), (long) a.get("lag")));
-    Out o = out();
-    if (o.json()) {
-      o.json(rows);
-      return Exit.OK;
-    }
-    List<List<Object>> table = new ArrayList<>();
-    for (var r : rows) {
-      table.add(List.of(r.get("group"), r.get("queue"), QueueCommands.str(r.get("partition")), r.get("lag"),
-          r.get("timeLag"), QueueCommands.str(r.get("leaseExpiresAt"))));
-    }
-    o.table(List.of("group", "queue", "partition", "lag", "time lag (s)", "lease until"), table);
-    return Exit.OK;
+    return print(rows, o -> o.table(List.of("group", "queue", "partition", "lag", "time lag (s)", "lease until"),
+        Out.rows(rows, r -> List.of(r.get("group"), r.get("queue"), QueueCommands.str(r.get("partition")),
+            r.get("lag"), r.get("timeLag"), QueueCommands.str(r.get("leaseExpiresAt"))))));
   }
 }

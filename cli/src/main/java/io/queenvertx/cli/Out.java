@@ -58,6 +58,13 @@ final class Out {
     w.flush();
   }
 
+  /** One table row per item. */
+  static <T> List<List<Object>> rows(List<T> items, java.util.function.Function<T, List<Object>> row) {
+    List<List<Object>> rows = new ArrayList<>();
+    for (T item : items) rows.add(row.apply(item));
+    return rows;
+  }
+
   /** key: value lines, keys aligned. */
   void fields(Map<String, ?> m) {
     int width = m.keySet().stream().mapToInt(String::length).max().orElse(0);

@@ -1,6 +1,5 @@
 package io.queenvertx.cli;
 
-import java.util.ArrayList;
 import java.util.List;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -25,17 +24,9 @@ final class PeekCommand extends Cmd {
   int run() {
     Object r = broker().getJson("/api/v1/messages" + Broker.query("queue", queue, "partition", partition,
         "status", status, "limit", limit));
-    Out o = out();
-    if (o.json()) {
-      o.json(r);
-      return Exit.OK;
-    }
-    List<List<Object>> rows = new ArrayList<>();
-    for (Object m : Json.array(Json.get(r, "messages"))) {
-      rows.add(List.of(Json.string(m, "transactionId"), Json.string(m, "partition"), Json.string(m, "status"),
-          Json.string(m, "createdAt"), Json.get(m, "data") == null ? "null" : Json.get(m, "data")));
-    }
-    o.table(List.of("transaction id", "partition", "status", "created", "data"), rows);
-    return Exit.OK;
+    return print(r, o -> o.table(List.of("transaction id", "partition", "status", "created", "data"),
+        Out.rows(Json.array(Json.get(r, "messages")), m -> List.of(Json.string(m, "transactionId"),
+            Json.string(m, "partition"), Json.string(m, "status"), Json.string(m, "createdAt"),
+            Json.get(m, "data") == null ? "null" : Json.get(m, "data")))));
   }
 }

@@ -1,7 +1,6 @@
 package io.queenvertx.cli;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import picocli.CommandLine.Command;
@@ -67,13 +66,9 @@ final class PopCommand extends Cmd {
   }
 
   static List<List<Object>> rows(List<Object> msgs) {
-    List<List<Object>> rows = new ArrayList<>();
-    for (Object m : msgs) {
-      rows.add(List.of(Json.string(m, "partitionId"), Json.string(m, "transactionId"), Json.string(m, "partition"),
-          Json.get(m, "deliveryAttempt") == null ? "-" : Json.get(m, "deliveryAttempt"),
-          Json.get(m, "data") == null ? "null" : Json.get(m, "data")));
-    }
-    return rows;
+    return Out.rows(msgs, m -> List.of(Json.string(m, "partitionId"), Json.string(m, "transactionId"),
+        Json.string(m, "partition"), Json.get(m, "deliveryAttempt") == null ? "-" : Json.get(m, "deliveryAttempt"),
+        Json.get(m, "data") == null ? "null" : Json.get(m, "data")));
   }
 
   static String popPath(String queue, String partition) {

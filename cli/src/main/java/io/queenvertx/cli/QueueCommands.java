@@ -21,20 +21,13 @@ final class QueueCommands {
     @Override
     int run() {
       Object r = broker().getJson("/api/v1/resources/queues");
-      Out o = out();
-      if (o.json()) {
-        o.json(r);
-        return Exit.OK;
-      }
-      List<List<Object>> rows = new ArrayList<>();
-      for (Object q : Json.array(Json.get(r, "queues"))) {
-        Object m = Json.get(q, "messages");
-        rows.add(List.of(Json.string(q, "name"), str(Json.get(q, "namespace")), str(Json.get(q, "task")),
-            Json.number(q, "partitions"), Json.number(m, "total"), Json.number(m, "pending"),
-            Json.number(m, "processing")));
-      }
-      o.table(List.of("queue", "namespace", "task", "partitions", "total", "pending", "processing"), rows);
-      return Exit.OK;
+      return print(r, o -> o.table(List.of("queue", "namespace", "task", "partitions", "total", "pending",
+          "processing"), Out.rows(Json.array(Json.get(r, "queues")), q -> {
+            Object m = Json.get(q, "messages");
+            return List.of(Json.string(q, "name"), str(Json.get(q, "namespace")), str(Json.get(q, "task")),
+                Json.number(q, "partitions"), Json.number(m, "total"), Json.number(m, "pending"),
+                Json.number(m, "processing"));
+          })));
     }
   }
 
@@ -61,28 +54,24 @@ final class QueueCommands {
         cursor = a.header("X-Next-Cursor");
       } while (cursor != null && !cursor.isEmpty());
       detail.put("partitions", partitions);
-      Out o = out();
-      if (o.json()) {
-        o.json(detail);
-        return Exit.OK;
-      }
-      Map<String, Object> head = new LinkedHashMap<>();
-      for (String k : List.of("name", "namespace", "task", "createdAt", "totals", "retainedBytes")) {
-        if (detail.containsKey(k)) head.put(k, detail.get(k));
-      }
-      o.fields(head);
-      o.text("");
-      o.fields(Json.object(detail.get("options")));
-      o.text("");
-      List<List<Object>> rows = new ArrayList<>();
-      for (Object p : partitions) {
-        Object s = Json.get(p, "stats");
-        rows.add(List.of(Json.string(p, "name"), Json.string(p, "id"), Json.number(s, "total"),
-            Json.number(s, "pending"), Json.number(s, "processing"), Json.number(s, "deadLetter"),
-            str(Json.get(p, "newestMessage"))));
-      }
-      o.table(List.of("partition", "id", "total", "pending", "processing", "dead letters", "newest"), rows);
-      return Exit.OK;
+      Map<String, Object> d = detail;
+      return print(detail, o -> {
+        Map<String, Object> head = new LinkedHashMap<>();
+        for (String k : List.of("name", "namespace", "task", "createdAt", "totals", "retainedBytes")) {
+          if (d.containsKey(k)) head.put(k, d.get(k));
+        }
+        o.fields(head);
+        o.text("");
+        o.fields(Json.object(d.get("options")));
+        o.text("");
+        o.table(List.of("partition", "id", "total", "pending", "processing", "dead letters", "newest"),
+            Out.rows(partitions, p -> {
+              Object s = Json.get(p, "stats");
+              return List.of(Json.string(p, "name"), Json.string(p, "id"), Json.number(s, "total"),
+                  Json.number(s, "pending"), Json.number(s, "processing"), Json.number(s, "deadLetter"),
+                  str(Json.get(p, "newestMessage")));
+            }));
+      });
     }
   }
 
@@ -115,10 +104,7 @@ final class QueueCommands {
       body.put("options", opts);
       if (replace) body.put("mode", "replace");
       Object r = broker().postJson("/api/v1/configure", body);
-      Out o = out();
-      if (o.json()) o.json(r);
-      else o.fields(Json.object(Json.get(r, "options")));
-      return Exit.OK;
+      return print(r, o -> o.fields(Json.object(Json.get(r, "options"))));
     }
 
     /** A --set value as JSON when it is a number, a boolean or null; otherwise the text. */
@@ -143,9 +129,7 @@ final class QueueCommands {
       if (!yes) throw needsYes("deleting queue " + queue + " deletes its messages and dead letters");
       Object r = broker().deleteJson("/api/v1/resources/queues/" + Broker.seg(queue));
       boolean existed = !Boolean.FALSE.equals(Json.get(r, "existed"));
-      Out o = out();
-      if (o.json()) o.json(r);
-      else o.text(existed ? "deleted queue " + queue : "queue " + queue + " did not exist");
+      print(r, o -> o.text(existed ? "deleted queue " + queue : "queue " + queue + " did not exist"));
       return existed ? Exit.OK : Exit.NOT_FOUND;
     }
   }

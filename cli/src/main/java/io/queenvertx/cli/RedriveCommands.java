@@ -1,6 +1,5 @@
 package io.queenvertx.cli;
 
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -50,10 +49,8 @@ final class RedriveCommands {
   }
 
   /** A task's fields, or its JSON. */
-  static void show(Cmd c, Object task) {
-    Out o = c.out();
-    if (o.json()) o.json(task);
-    else o.fields(Json.object(task));
+  static int show(Cmd c, Object task) {
+    return c.print(task, o -> o.fields(Json.object(task)));
   }
 
   static int ended(Object task) {
@@ -121,10 +118,7 @@ final class RedriveCommands {
             + Json.string(a.json(), "taskId") + " (qvctl redrive watch " + Json.string(a.json(), "taskId") + ")");
       }
       Object task = Broker.check("POST", BASE, a).json();
-      if (!watch) {
-        show(this, task);
-        return Exit.OK;
-      }
+      if (!watch) return show(this, task);
       note("redrive task " + Json.string(task, "taskId"));
       return watch(Json.string(task, "taskId"), expected);
     }
@@ -155,8 +149,7 @@ final class RedriveCommands {
 
     @Override
     int run() {
-      show(this, broker().postJson(BASE + "/" + Broker.seg(taskId) + "/cancel", Map.of()));
-      return Exit.OK;
+      return show(this, broker().postJson(BASE + "/" + Broker.seg(taskId) + "/cancel", Map.of()));
     }
   }
 
@@ -167,8 +160,7 @@ final class RedriveCommands {
 
     @Override
     int run() {
-      show(this, broker().getJson(BASE + "/" + Broker.seg(taskId)));
-      return Exit.OK;
+      return show(this, broker().getJson(BASE + "/" + Broker.seg(taskId)));
     }
   }
 
@@ -177,19 +169,10 @@ final class RedriveCommands {
     @Override
     int run() {
       Object r = broker().getJson(BASE);
-      Out o = out();
-      if (o.json()) {
-        o.json(r);
-        return Exit.OK;
-      }
-      List<List<Object>> rows = new ArrayList<>();
-      for (Object t : Json.array(Json.get(r, "tasks"))) {
-        rows.add(List.of(Json.string(t, "taskId"), Json.string(t, "status"), Json.string(t, "queue"),
-            Json.number(t, "moved"), Json.number(t, "duplicate"), Json.number(t, "gone"), Json.number(t, "failed"),
-            QueueCommands.str(Json.get(t, "createdAt"))));
-      }
-      o.table(List.of("task", "status", "queue", "moved", "duplicate", "gone", "failed", "created"), rows);
-      return Exit.OK;
+      return print(r, o -> o.table(List.of("task", "status", "queue", "moved", "duplicate", "gone", "failed",
+          "created"), Out.rows(Json.array(Json.get(r, "tasks")), t -> List.of(Json.string(t, "taskId"),
+              Json.string(t, "status"), Json.string(t, "queue"), Json.number(t, "moved"), Json.number(t, "duplicate"),
+              Json.number(t, "gone"), Json.number(t, "failed"), QueueCommands.str(Json.get(t, "createdAt"))))));
     }
   }
 }
