@@ -15,7 +15,8 @@ import picocli.CommandLine.Parameters;
  * comes and acknowledging it, until {@code --count} messages or an interrupt. Without {@code --group} it reads as a
  * group of its own ({@code qvctl-tail-<random>}, deleted when the tail ends), so it takes nothing from the queue's
  * consumers. {@code --from} says where a group that never read a partition starts: {@code new} (the default: only
- * messages pushed from now on), {@code all} (the oldest retained), {@code now} or an ISO-8601 time.
+ * messages pushed from now on), {@code all} (the oldest retained), {@code now} or an ISO-8601 time. {@code --idle}
+ * ends it once no message came for that long (a script's "read what is there").
  */
 @Command(name = "tail", description = "Follow a queue's new messages as a consumer group would.")
 final class TailCommand extends Cmd {
@@ -41,11 +42,15 @@ final class TailCommand extends Cmd {
   @Option(names = {"-c", "--count"}, description = "Stop after this many messages")
   Long count;
 
-  @Option(names = "--poll", paramLabel = "MS", defaultValue = "20000", description = "Long-poll timeout of each pop")
+  @Option(names = "--poll", paramLabel = "MS", defaultValue = "20000",
+      description = "Long-poll timeout of each pop (at most --idle)")
   long poll;
 
   @Option(names = "--no-ack", description = "Do not acknowledge (the messages redeliver when their lease ends)")
   boolean noAck;
+
+  @Option(names = "--idle", paramLabel = "MS", description = "Stop once no message came for this long")
+  Long idle;
 
   @Override
   int run() {
@@ -56,13 +61,19 @@ final class TailCommand extends Cmd {
     if (own) Runtime.getRuntime().addShutdownHook(cleanup);
     Out o = out();
     long seen = 0;
+    long wait = idle == null ? poll : Math.max(1, Math.min(poll, idle));
+    long lastMessage = System.nanoTime();
     try {
       while (count == null || seen < count) {
         int want = count == null ? batch : (int) Math.min(batch, count - seen);
         String path = PopCommand.popPath(queue, partition)
-            + PopCommand.query(g, want, true, poll, false, null, from) + "&partitions=" + partitions;
-        Broker.Answer a = Broker.check("GET", path, broker().get(path, Duration.ofMillis(poll).plusSeconds(30)));
-        if (a.status() == 204) continue;
+            + PopCommand.query(g, want, true, wait, false, null, from) + "&partitions=" + partitions;
+        Broker.Answer a = Broker.check("GET", path, broker().get(path, Duration.ofMillis(wait).plusSeconds(30)));
+        if (a.status() == 204) {
+          if (idle != null && System.nanoTime() - lastMessage >= idle * 1_000_000) break;
+          continue;
+        }
+        lastMessage = System.nanoTime();
         List<Object> msgs = Json.array(Json.get(a.json(), "messages"));
         for (Object m : msgs) {
           if (o.json()) o.line(m);

@@ -85,7 +85,7 @@ class QvctlIT {
     String q = Wire.queue("cli-tail");
     Wire.pushQueued(node, q, null, "before", "t-before");
     String group = "tail-" + Wire.shortId();
-    var tail = Cli.background(node.baseUrl(), "tail", q, "--group", group, "--count", "3", "--poll", "5000",
+    var tail = Cli.background(node.baseUrl(), "tail", q, "--group", group, "--count", "3", "--idle", "20000",
         "-o", "json");
     // the tail's first long poll is parked: its group starts at the partition's end ("new"), then three come
     Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> node.metric("queen_parked_long_polls") >= 1);
@@ -99,7 +99,7 @@ class QvctlIT {
     var lag = ok("lag", "-q", q, "-g", group, "-o", "json").array();
     assertThat(Wire.list(lag).stream().mapToLong(x -> x.getLong("lag")).sum()).isZero();
 
-    var fromStart = ok("tail", q, "--from", "all", "--count", "4", "-o", "json");
+    var fromStart = ok("tail", q, "--from", "all", "--idle", "3000", "-o", "json");
     assertThat(fromStart.lines().stream().map(m -> m.getValue("data").toString()))
         .containsExactly("before", "{\"n\":1}", "{\"n\":2}", "{\"n\":3}");
     // a tail without --group read as a group of its own, deleted when it ended
