@@ -10,15 +10,17 @@ function kv(obj) {
 
 /** The cluster's nodes (GET /api/v1/system/nodes): one row each; a member that did not answer is marked unreachable. */
 export function nodesTable(rows) {
-  return table([
-    { title: 'Node', cell: (n) => n.serverId ?? n.nodeId },
+  const t = table([
+    { title: 'Node', cls: 'wrap', cell: (n) => n.serverId ?? n.nodeId },
     { title: 'Reachable', cls: 'reachable', cell: (n) => (n.reachable ? 'yes' : h('span', { class: 'badge on' }, 'NO')) },
     { title: 'Database', cls: 'database', cell: (n) => n.database ?? '—' },
     { title: 'Version', cell: (n) => n.version ?? '—' },
     { title: 'Up', num: true, cell: (n) => fmtAge(n.uptimeSeconds) },
-    { title: 'HTTP', cell: (n) => n.httpUrl ?? (n.httpPort ? `port ${n.httpPort}` : '—') },
-    { title: 'Maintenance', cell: (n) => (n.reachable ? `push ${n.maintenanceMode ? 'ON' : 'off'} · pop ${n.popMaintenanceMode ? 'ON' : 'off'}` : '—') },
+    { title: 'HTTP', cls: 'wrap', cell: (n) => n.httpUrl ?? (n.httpPort ? `port ${n.httpPort}` : '—') },
+    { title: 'Maintenance', cell: (n) => (n.reachable ? `push ${n.maintenanceMode ? 'ON' : 'off'}, pop ${n.popMaintenanceMode ? 'ON' : 'off'}` : '—') },
   ], rows, (n) => ({ 'data-node': n.serverId ?? n.nodeId, 'data-reachable': String(!!n.reachable) }), 'No nodes.');
+  t.classList.add('nodes');
+  return t;
 }
 
 export async function render(main) {
@@ -35,8 +37,8 @@ export async function render(main) {
     h('section', { class: 'card' }, h('h2', null, 'PostgreSQL'), pg),
     h('section', { class: 'card' }, h('h2', null, 'API calls made by this page session'), log));
 
-  async function loadSwitches() {
-    await section(sw, async () => {
+  function loadSwitches() {
+    return section(sw, async () => {
       if (!can.admin()) return h('p', { class: 'na' }, 'Needs an admin token.');
       const m = await get('/api/v1/system/maintenance');
       const out = h('div');
@@ -52,8 +54,7 @@ export async function render(main) {
       h('p', { class: 'muted' }, `${num(m.bufferedMessages)} messages buffered; spool ${m.bufferHealthy ? 'healthy' : 'unhealthy'}.`), out];
     });
   }
-  loadSwitches();
-  section(spool, async () => {
+  const loadSpool = () => section(spool, async () => {
     let b;
     try { b = await get('/api/v1/status/buffers'); } catch (e) {
       if (!can.admin()) throw e;
@@ -69,8 +70,8 @@ export async function render(main) {
     ], b.nodes, (n) => ({ 'data-spool-node': n.nodeId }), 'No nodes.'),
     h('p', { class: 'muted' }, `spool ${b.healthy ? 'healthy' : 'unhealthy'} on every node`)];
   });
-  section(nodes, async () => nodesTable((await get('/api/v1/system/nodes')).nodes || []));
-  section(pg, async () => {
+  const loadNodes = () => section(nodes, async () => nodesTable((await get('/api/v1/system/nodes')).nodes || []));
+  const loadPg = () => section(pg, async () => {
     const s = await get('/api/v1/analytics/postgres-stats');
     const db = s.database || {};
     const c = s.connections || {};
@@ -87,5 +88,7 @@ export async function render(main) {
     { title: 'Call', cell: (c) => `${c.method} ${c.path}` }, { title: 'Status', num: true, cell: (c) => c.status },
     { title: 'Rows', num: true, cell: (c) => (c.rows === null ? '' : c.rows) }, { title: 'ms', num: true, cell: (c) => c.ms },
   ], calls.slice(-30).reverse()));
-  setTimeout(showLog, 1500);
+  const refresh = () => Promise.all([loadSwitches(), loadSpool(), loadNodes(), loadPg()]).then(showLog);
+  await refresh();
+  return { refresh };
 }
