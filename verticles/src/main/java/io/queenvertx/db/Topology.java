@@ -1,0 +1,132 @@
+package io.queenvertx.db;
+
+import io.queenvertx.boot.Config;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.sqlclient.Pool;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Function;
+
+/**
+ * The node's view of its PostgreSQL servers: every {@code QUEEN_PG_CHECK_INTERVAL_MS} (and at once when a query
+ * failed in a way that suggests a failover, {@link #checkSoon}) each server is checked ({@link ServerProbe}), all in
+ * parallel, and the listeners ({@link PrimaryPool}, {@link ReadPool}) get the round's states. One round runs at a
+ * time, on one context of its own; a round lasts at most the check timeout.
+ */
+public final class Topology {
+  /** A round's result: the states by server, and when the round began. */
+  public record Round(Map<Config.Host, ServerState> states, long startedAt) {}
+
+  private final Vertx vertx;
+  private final Context context;
+  private final List<ServerProbe> probes = new ArrayList<>();
+  private final long intervalMs;
+  private final List<java.util.function.Consumer<Round>> listeners = new CopyOnWriteArrayList<>();
+  private volatile Round last = new Round(Map.of(), 0);
+  private boolean running;
+  private boolean again;
+  private boolean closed;
+  private long timer = -1;
+
+  /**
+   * @param hosts   every server to watch, each once
+   * @param connect a one-connection pool to a server, for its checks
+   */
+  public Topology(Vertx vertx, Collection<Config.Host> hosts, Function<Config.Host, Pool> connect, long intervalMs,
+                  long timeoutMs) {
+    this.vertx = vertx;
+    this.context = vertx.getOrCreateContext();
+    this.intervalMs = intervalMs;
+    for (Config.Host h : hosts) probes.add(new ServerProbe(h, connect, timeoutMs));
+  }
+
+  /** Adds a listener of every round (called on the topology's context). */
+  void listen(java.util.function.Consumer<Round> listener) {
+    listeners.add(listener);
+  }
+
+  /** Runs the first round, then one every interval; completes once the first round's listeners ran. */
+  public Future<Void> start() {
+    Promise<Void> first = Promise.promise();
+    context.runOnContext(v -> {
+      round(first);
+      timer = vertx.setPeriodic(intervalMs, t -> round(null));
+    });
+    return first.future();
+  }
+
+  /** Asks for a round now (one more after the running one, if a round is running); from any thread. */
+  public void checkSoon() {
+    context.runOnContext(v -> round(null));
+  }
+
+  Context context() {
+    return context;
+  }
+
+  Vertx vertx() {
+    return vertx;
+  }
+
+  /** The last round's states. */
+  public Round last() {
+    return last;
+  }
+
+  private void round(Promise<Void> done) {
+    if (closed) {
+      if (done != null) done.tryComplete();
+      return;
+    }
+    if (running) {
+      again = true;
+      if (done != null) done.tryComplete();
+      return;
+    }
+    running = true;
+    long started = System.currentTimeMillis();
+    List<Future<ServerState>> checks = new ArrayList<>(probes.size());
+    for (ServerProbe p : probes) checks.add(p.check());
+    Future.join(checks).onComplete(ar -> {
+      Map<Config.Host, ServerState> states = new LinkedHashMap<>();
+      for (Future<ServerState> f : checks) {
+        ServerState s = f.result();
+        states.put(s.host(), s);
+      }
+      Round r = new Round(java.util.Collections.unmodifiableMap(states), started);
+      last = r;
+      for (var l : listeners) {
+        try {
+          l.accept(r);
+        } catch (RuntimeException e) {
+          org.slf4j.LoggerFactory.getLogger(Topology.class).error("PostgreSQL server check listener failed", e);
+        }
+      }
+      running = false;
+      if (done != null) done.tryComplete();
+      if (again && !closed) {
+        again = false;
+        round(null);
+      }
+    });
+  }
+
+  /** Stops the checks and closes their connections. */
+  public Future<Void> close() {
+    Promise<Void> p = Promise.promise();
+    context.runOnContext(v -> {
+      closed = true;
+      if (timer >= 0) vertx.cancelTimer(timer);
+      for (ServerProbe probe : probes) probe.close();
+      p.complete();
+    });
+    return p.future();
+  }
+}

@@ -1,0 +1,38 @@
+package io.queenvertx.ha;
+
+import java.time.Duration;
+
+/** The faults the failover tests inject into the Patroni cluster ({@link FailoverRun.Fault}). */
+final class Faults {
+  private Faults() {}
+
+  /** kill -9 of the primary's postmaster ({@code local-ha.sh kill-primary}); Patroni restarts or replaces it. */
+  static final FailoverRun.Fault KILL_POSTMASTER = (pg, nodes, harm) -> {
+    String out = pg.script("kill-primary").trim();
+    harm.run(); // the kill is the script's last step
+    return out.substring(out.lastIndexOf('\n') + 1);
+  };
+
+  /** A planned switchover ({@code local-ha.sh switchover}: patronictl switchover, then a new synchronous pair). */
+  static final FailoverRun.Fault SWITCHOVER = (pg, nodes, harm) -> {
+    harm.run();
+    String out = pg.script("switchover").trim();
+    return out.substring(out.lastIndexOf('\n') + 1);
+  };
+
+  /**
+   * The primary's machine lost: kill -9 of its Patroni and of every process of its PostgreSQL. A standby is promoted
+   * once the leader key expires (Patroni's ttl); the member is then started again ({@code local-ha.sh up}) and
+   * rejoins as a standby.
+   */
+  static final FailoverRun.Fault LOSE_PRIMARY_MACHINE = (pg, nodes, harm) -> {
+    String old = pg.leader();
+    pg.signalMember(old, "KILL");
+    long t = System.nanoTime();
+    harm.run();
+    String next = pg.awaitLeader(old, Duration.ofMinutes(2));
+    long promoted = (System.nanoTime() - t) / 1_000_000;
+    pg.script("up");
+    return old + " lost (Patroni and PostgreSQL killed); " + next + " promoted after " + promoted + " ms";
+  };
+}
