@@ -100,15 +100,7 @@ public final class Topology {
         ServerState s = f.result();
         states.put(s.host(), s);
       }
-      Round r = new Round(java.util.Collections.unmodifiableMap(states), started);
-      last = r;
-      for (var l : listeners) {
-        try {
-          l.accept(r);
-        } catch (RuntimeException e) {
-          org.slf4j.LoggerFactory.getLogger(Topology.class).error("PostgreSQL server check listener failed", e);
-        }
-      }
+      deliver(new Round(java.util.Collections.unmodifiableMap(states), started));
       running = false;
       if (done != null) done.tryComplete();
       if (again && !closed) {
@@ -116,6 +108,18 @@ public final class Topology {
         round(null);
       }
     });
+  }
+
+  /** Makes {@code r} the last round and hands it to the listeners; on the topology's context. */
+  void deliver(Round r) {
+    last = r;
+    for (var l : listeners) {
+      try {
+        l.accept(r);
+      } catch (RuntimeException e) {
+        org.slf4j.LoggerFactory.getLogger(Topology.class).error("PostgreSQL server check listener failed", e);
+      }
+    }
   }
 
   /** Stops the checks and closes their connections. */

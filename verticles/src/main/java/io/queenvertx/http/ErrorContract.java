@@ -104,12 +104,21 @@ public final class ErrorContract {
     int status = f instanceof ApiError e ? e.status()
         : f instanceof io.vertx.ext.web.handler.HttpException h ? h.getStatusCode()
         : ctx.statusCode() > 0 ? ctx.statusCode() : 500;
-    if (status < 500 || status == 503 || !io.queenvertx.db.PgServers.degraded(ctx.vertx())) return false;
-    String text = "database unavailable, retry later: " + ApiError.describe(f);
+    return status >= 500 && status != 503 && unavailable(ctx, ApiError.describe(f));
+  }
+
+  /**
+   * Answers 503 with {@code Retry-After} and {@code {"error":"database unavailable (PostgreSQL failover), retry later:
+   * <cause>"}} when the node's PostgreSQL is in a failover window; false (nothing sent) otherwise. For the routes
+   * whose contract answers a database failure with 200 and per-item errors (acks), which call it when every item
+   * failed.
+   */
+  static boolean unavailable(RoutingContext ctx, String cause) {
+    if (!io.queenvertx.db.PgServers.degraded(ctx.vertx())) return false;
     log.warn("{} {} 503 during a PostgreSQL failover: {} request_id={}", ctx.request().method(),
-        RequestIds.loggable(ctx.request().path()), ApiError.describe(f), RequestIds.of(ctx));
+        RequestIds.loggable(ctx.request().path()), cause, RequestIds.of(ctx));
     ctx.response().setStatusCode(503).putHeader("Retry-After", RETRY_AFTER_S).putHeader(CONTENT_TYPE, JSON_TYPE)
-        .end(ApiError.of(503, text).body());
+        .end(ApiError.of(503, "database unavailable (PostgreSQL failover), retry later: " + cause).body());
     return true;
   }
 

@@ -134,6 +134,41 @@ class FailoverIT {
     }
   }
 
+  /**
+   * A node given only the standbys: no server takes writes. Pushes are answered buffered, pops (long polls too),
+   * acks and reads 503 with Retry-After within their own time, the liveness probe stays 200.
+   */
+  @Test
+  @Order(5)
+  void withNoWritableServerPushesAreBufferedAndPopsAcksAndReadsAnswer503WithRetryAfter() {
+    String leader = pg.leader();
+    List<String> standbys = PatroniCluster.MEMBERS.stream().filter(m -> !m.equals(leader)).toList();
+    String q = "ha-no-primary";
+    try (TestNode n = node(Map.of("QUEEN_APPLY_SCHEMA", "false", "QUEEN_PG_FAILOVER_WAIT_MS", "300"),
+        standbys.get(0), standbys.get(1))) {
+      var pushed = n.post("/api/v1/push", new JsonObject().put("items", new JsonArray().add(new JsonObject()
+          .put("queue", q).put("transactionId", "t1").put("payload", new JsonObject().put("n", 1)))));
+      assertThat(pushed.status()).isEqualTo(201);
+      assertThat(pushed.array().getJsonObject(0).getString("status")).isEqualTo("buffered");
+      long t = System.nanoTime();
+      var pop = n.get("/api/v1/pop/queue/" + q + "?batch=1&wait=true&timeout=2000&consumerGroup=g");
+      assertThat(System.nanoTime() - t).as("a long poll answered within its timeout")
+          .isLessThan(Duration.ofSeconds(4).toNanos());
+      String pid = java.util.UUID.randomUUID().toString();
+      var ack = n.post("/api/v1/ack/batch", new JsonObject().put("consumerGroup", "g").put("acknowledgments",
+          new JsonArray().add(new JsonObject().put("transactionId", "t1").put("partitionId", pid)
+              .put("leaseId", java.util.UUID.randomUUID().toString()).put("status", "completed"))));
+      var list = n.get("/api/v1/messages?queue=" + q);
+      for (var r : List.of(pop, ack, list)) {
+        assertThat(r.status()).as(r.body()).isEqualTo(503);
+        assertThat(r.header("Retry-After")).isEqualTo("2");
+        assertThat(r.json().getString("error")).startsWith("database unavailable (PostgreSQL failover), retry later");
+      }
+      assertThat(n.get("/health/live").status()).isEqualTo(200);
+      assertThat(n.get("/health").status()).isEqualTo(503);
+    }
+  }
+
   private static void push(TestNode n, String q, String txn) {
     var r = n.post("/api/v1/push", new JsonObject().put("items", new JsonArray().add(new JsonObject()
         .put("queue", q).put("transactionId", txn).put("payload", new JsonObject().put("t", txn)))));
