@@ -6,7 +6,6 @@ import io.queenvertx.testing.TestNode;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.awaitility.Awaitility;
@@ -48,12 +47,8 @@ class FailoverIT {
     if (pg != null) pg.close();
   }
 
-  /** A node on the cluster, given the members in this order. */
   static TestNode node(Map<String, String> extra, String... order) {
-    Map<String, String> env = new HashMap<>(pg.envListing(order));
-    env.put("FILE_BUFFER_FLUSH_MS", "100");
-    env.putAll(extra);
-    return TestNode.startExternal(env);
+    return pg.node(extra, order);
   }
 
   /** The node's view of one server ({@code databaseServers} of /api/v1/system/nodes). */

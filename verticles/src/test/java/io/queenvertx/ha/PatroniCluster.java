@@ -31,6 +31,7 @@ final class PatroniCluster implements AutoCloseable {
   private final Path dir;
   private final int base;
   private final Map<String, String> env = new HashMap<>();
+  private Thread reaper;
 
   private PatroniCluster(Path dir, int base) {
     this.dir = dir;
@@ -60,6 +61,9 @@ final class PatroniCluster implements AutoCloseable {
   static PatroniCluster up() throws Exception {
     Path dir = Files.createTempDirectory(Path.of("/tmp"), "queen-ha-");
     var c = new PatroniCluster(dir, freeRange(22));
+    // a test JVM stopped from outside must not leave etcd, Patroni and PostgreSQL running
+    c.reaper = new Thread(c::close, "patroni-cluster-reaper");
+    Runtime.getRuntime().addShutdownHook(c.reaper);
     try {
       for (String line : c.script("up").split("\n")) {
         int eq = line.indexOf('=');
@@ -106,6 +110,14 @@ final class PatroniCluster implements AutoCloseable {
     e.put("PG_PORT", String.join(",", ports));
     e.putIfAbsent("PG_USER", "postgres");
     return e;
+  }
+
+  /** A broker node on this cluster, given the members in this order (and {@code extra} settings). */
+  io.queenvertx.testing.TestNode node(Map<String, String> extra, String... order) {
+    Map<String, String> e = new HashMap<>(envListing(order));
+    e.put("FILE_BUFFER_FLUSH_MS", "100");
+    e.putAll(extra);
+    return io.queenvertx.testing.TestNode.startExternal(e);
   }
 
   /** Runs {@code local-ha.sh <command>}; its output, or an exception with it when it fails. */
@@ -250,7 +262,15 @@ final class PatroniCluster implements AutoCloseable {
 
   /** Stops and removes the cluster ({@code local-ha.sh down}); never throws. */
   @Override
-  public void close() {
+  public synchronized void close() {
+    if (reaper != null && Thread.currentThread() != reaper) {
+      try {
+        Runtime.getRuntime().removeShutdownHook(reaper);
+      } catch (IllegalStateException shuttingDown) {
+        // the hook runs (or ran) this
+      }
+    }
+    if (!Files.isDirectory(dir)) return;
     try {
       // a member left frozen by a failed test would keep down from stopping it
       for (String m : MEMBERS) {
