@@ -77,14 +77,18 @@ install_missing() {
 alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
 # Starts "$@" as the database user in its own session, its output in $log; the program itself writes its pid to
-# $pidfile before it runs (exec), so the pid is the program's and not that of runuser.
+# $pidfile before it runs (exec). As root the user is switched with setpriv, which execs (runuser would stay as the
+# program's parent and stop along with it when the program is stopped), so the pid is the program's own.
 spawn() {
   local pidfile="$1" log="$2"; shift 2
   rm -f "$pidfile"
-  setsid bash -c 'as="$1"; pidfile="$2"; shift 2
-    if [ "$as" = 1 ]; then exec runuser -u postgres -- sh -c '\''echo $$ > "$0"; exec "$@"'\'' "$pidfile" "$@"
-    else sh -c '\''echo $$ > "$0"; exec "$@"'\'' "$pidfile" "$@"; fi' \
-    spawn "$([ "$(id -u)" -eq 0 ] && echo 1 || echo 0)" "$pidfile" "$@" >>"$log" 2>&1 < /dev/null &
+  if [ "$(id -u)" -eq 0 ]; then
+    setsid env HOME=/var/lib/postgresql USER=postgres LOGNAME=postgres \
+      setpriv --reuid=postgres --regid=postgres --init-groups -- \
+      sh -c 'echo $$ > "$0"; exec "$@"' "$pidfile" "$@" >>"$log" 2>&1 < /dev/null &
+  else
+    setsid sh -c 'echo $$ > "$0"; exec "$@"' "$pidfile" "$@" >>"$log" 2>&1 < /dev/null &
+  fi
   local deadline=$((SECONDS + 10))
   until [ -s "$pidfile" ]; do
     [ "$SECONDS" -lt "$deadline" ] || { echo "local-ha.sh: $1 did not start" >&2; exit 1; }

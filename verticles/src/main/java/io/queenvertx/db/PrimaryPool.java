@@ -43,8 +43,14 @@ import org.slf4j.LoggerFactory;
 public final class PrimaryPool implements Pool, Router {
   private static final Logger log = LoggerFactory.getLogger(PrimaryPool.class);
 
-  /** The server in use and the pool of connections to it. */
-  private record Current(Config.Host host, String systemId, int timeline, Pool pool) {}
+  /** The server in use, the pool of connections to it and the calls in flight there. */
+  private record Current(Config.Host host, String systemId, int timeline, Pool pool, Calls calls) {
+    /** Gives up on the calls in flight (a lost server may never answer them) and closes the pool. */
+    void abandon(String reason) {
+      calls.abandon("PostgreSQL " + host + " " + reason);
+      pool.close();
+    }
+  }
 
   /** A call waiting for a primary found by a round that began at or after {@code notBefore}. */
   private static final class Waiter {
@@ -143,8 +149,9 @@ public final class PrimaryPool implements Pool, Router {
         current = null;
         lostAt = System.currentTimeMillis();
         log.warn("PostgreSQL primary {} lost ({}); no writable server: calls wait up to {} ms for one, then pushes "
-            + "are spooled and pops, acks and reads answer 503 until one is back ({})", old.host(), reason, waitMs, why);
-        old.pool().close();
+            + "are spooled and pops, acks and reads answer 503 until one is back ({}); {} calls in flight there given "
+            + "up", old.host(), reason, waitMs, why, old.calls().size());
+        old.abandon("lost (" + reason + ")");
       } else if (lostAt == 0) {
         lostAt = System.currentTimeMillis();
         log.warn("PostgreSQL: no writable server ({}); pushes are spooled until one is found", why);
@@ -152,7 +159,7 @@ public final class PrimaryPool implements Pool, Router {
       return;
     }
     Pool pool = poolFor.apply(next.host(), this::checkConnection);
-    current = new Current(next.host(), next.systemId(), next.timeline(), pool);
+    current = new Current(next.host(), next.systemId(), next.timeline(), pool, new Calls());
     confirmedAt = round.startedAt();
     failureAt = 0;
     long lost = lostAt;
@@ -163,8 +170,9 @@ public final class PrimaryPool implements Pool, Router {
       log.info("PostgreSQL primary: {} (timeline {}, {} of {} servers{})", next.host(), next.timeline(),
           hosts.indexOf(next.host()) + 1, hosts.size(), after);
     } else {
-      log.warn("PostgreSQL primary: {} (timeline {}), was {} ({})", next.host(), next.timeline(), old.host(), reason);
-      old.pool().close();
+      log.warn("PostgreSQL primary: {} (timeline {}), was {} ({}); {} calls in flight there given up", next.host(),
+          next.timeline(), old.host(), reason, old.calls().size());
+      old.abandon("replaced (" + reason + ")");
     }
   }
 
@@ -182,16 +190,21 @@ public final class PrimaryPool implements Pool, Router {
 
   @Override
   public <T> Future<T> execute(Function<Pool, Future<T>> call) {
+    return execute(call, true);
+  }
+
+  /** A call on the primary, waiting for one within the failover window; {@code again}: run once more if cut. */
+  private <T> Future<T> execute(Function<Pool, Future<T>> call, boolean again) {
     Current cur = current;
-    if (cur != null) return run(cur, call, true);
+    if (cur != null) return run(cur, call, again);
     long lost = lostAt;
     long deadline = (lost == 0 ? System.currentTimeMillis() : lost) + waitMs;
     if (System.currentTimeMillis() >= deadline) return Future.failedFuture(noWritable());
-    return await(0, deadline).compose(c -> c == null ? Future.failedFuture(noWritable()) : run(c, call, true));
+    return await(0, deadline).compose(c -> c == null ? Future.failedFuture(noWritable()) : run(c, call, again));
   }
 
   private <T> Future<T> run(Current cur, Function<Pool, Future<T>> call, boolean again) {
-    return call.apply(cur.pool()).recover(e -> {
+    return cur.calls().track(call.apply(cur.pool())).recover(e -> {
       if (!Failures.cut(e)) return Future.failedFuture(e);
       long failed = System.currentTimeMillis();
       if (current == cur) {
@@ -199,6 +212,8 @@ public final class PrimaryPool implements Pool, Router {
         topology.checkSoon();
       }
       if (!again || waitMs == 0) return Future.failedFuture(e);
+      Current now = current;
+      if (now != null && now != cur) return run(now, call, false); // already replaced
       return this.await(failed, failed + waitMs).compose(c -> c == null ? Future.failedFuture(e) : run(c, call, false));
     });
   }
@@ -254,6 +269,20 @@ public final class PrimaryPool implements Pool, Router {
     return execute(Pool::getConnection);
   }
 
+  /**
+   * The whole transaction on the primary's pool: given up at once if the server is lost under it (a frozen server
+   * would hold it), and, unlike a single statement, not run again.
+   */
+  @Override
+  public <T> Future<T> withTransaction(Function<SqlConnection, Future<T>> function) {
+    return execute(p -> p.withTransaction(function), false);
+  }
+
+  @Override
+  public <T> Future<T> withConnection(Function<SqlConnection, Future<T>> function) {
+    return execute(p -> p.withConnection(function), false);
+  }
+
   @Override
   public Query<RowSet<Row>> query(String sql) {
     return RoutedQuery.of(this, p -> p.query(sql));
@@ -284,6 +313,8 @@ public final class PrimaryPool implements Pool, Router {
     topology.context().runOnContext(v -> {
       for (Waiter w : List.copyOf(waiters)) resolve(w, null);
     });
-    return cur == null ? Future.succeededFuture() : cur.pool().close();
+    if (cur == null) return Future.succeededFuture();
+    cur.calls().abandon("the node is closing");
+    return cur.pool().close();
   }
 }

@@ -41,10 +41,13 @@ public final class ReadPool implements Pool, Router {
   private final long maxLagMs;
   private final Topology topology;
   private final Map<Config.Host, Pool> pools = new java.util.concurrent.ConcurrentHashMap<>();
+  private final Map<Config.Host, Calls> calls = new java.util.concurrent.ConcurrentHashMap<>();
   private final Map<Config.Host, Long> lags = new java.util.concurrent.ConcurrentHashMap<>();
   private final History history = new History();
-  private volatile Config.Host chosen;
-  private volatile Pool chosenPool;
+  /** The replica reads go to, its pool and its calls in flight; null: the primary. */
+  private record Choice(Config.Host host, Pool pool, Calls calls) {}
+
+  private volatile Choice chosen;
 
   /**
    * @param primary     the pool of the writable server, where reads go when no replica is fit
@@ -68,7 +71,8 @@ public final class ReadPool implements Pool, Router {
 
   /** The replica reads go to now, if any. */
   public Optional<Config.Host> replica() {
-    return Optional.ofNullable(chosen);
+    Choice c = chosen;
+    return c == null ? Optional.empty() : Optional.of(c.host());
   }
 
   private void onRound(Topology.Round round) {
@@ -79,7 +83,18 @@ public final class ReadPool implements Pool, Router {
     long pickedLag = -1;
     String refused = null;
     for (Config.Host h : replicas) {
-      long lag = history.lagMs(round.states().get(h), p, round.startedAt());
+      ServerState state = round.states().get(h);
+      if ((state == null || !state.reachable()) && pools.containsKey(h)) {
+        // a lost replica may never answer what is in flight there: give it up (it runs again on the primary)
+        if (chosen != null && h.equals(chosen.host())) chosen = null;
+        calls.remove(h).abandon("replica " + h + " unreachable");
+        pools.remove(h).close();
+      }
+      long lag = history.lagMs(state, p, round.startedAt());
+      if (ph.isPresent() && h.equals(ph.get())) {
+        lags.put(h, lag); // the primary itself: its reads go through the primary pool
+        continue;
+      }
       lags.put(h, lag);
       if (pick == null && lag >= 0 && lag <= maxLagMs) {
         pick = h;
@@ -88,14 +103,14 @@ public final class ReadPool implements Pool, Router {
         refused = h + (lag < 0 ? " is not a standby of the primary" : " lags " + lag + " ms");
       }
     }
-    Config.Host before = chosen;
-    if (pick != null && !pick.equals(before)) {
-      chosenPool = pools.computeIfAbsent(pick, poolFor);
+    Choice before = chosen;
+    if (pick != null && (before == null || !pick.equals(before.host()))) {
+      chosen = new Choice(pick, pools.computeIfAbsent(pick, poolFor), calls.computeIfAbsent(pick, x -> new Calls()));
       log.info("reads: replica {} (lag {} ms)", pick, pickedLag);
     } else if (pick == null && before != null) {
+      chosen = null;
       log.warn("reads: primary ({}; QUEEN_READ_MAX_LAG_MS={})", refused, maxLagMs);
     }
-    chosen = pick;
   }
 
   /** The primary's WAL positions of the last rounds, to date what a standby has replayed. */
@@ -141,10 +156,10 @@ public final class ReadPool implements Pool, Router {
 
   @Override
   public <T> Future<T> execute(Function<Pool, Future<T>> call) {
-    Pool replica = chosen == null ? null : chosenPool;
-    if (replica == null) return onPrimary(call);
-    Config.Host from = chosen;
-    return call.apply(replica).recover(e -> {
+    Choice c = chosen;
+    if (c == null) return onPrimary(call);
+    Config.Host from = c.host();
+    return c.calls().track(call.apply(c.pool())).recover(e -> {
       if (!replicaFault(e)) return Future.failedFuture(e);
       log.warn("read on replica {} failed ({}); run on the primary", from, ServerProbe.describe(e));
       topology.checkSoon();
@@ -185,8 +200,8 @@ public final class ReadPool implements Pool, Router {
 
   @Override
   public int size() {
-    Pool p = chosenPool;
-    return chosen == null || p == null ? 0 : p.size();
+    Choice c = chosen;
+    return c == null ? 0 : c.pool().size();
   }
 
   /** Closes the replicas' pools (the primary pool is its owner's to close). */

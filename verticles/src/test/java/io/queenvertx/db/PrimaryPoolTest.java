@@ -155,4 +155,32 @@ class PrimaryPoolTest {
     assertThat(calls[0]).isEqualTo(2);
     assertThat(p.degraded()).isFalse();
   }
+
+  @Test
+  void aCallHangingOnAServerThatIsLostIsGivenUpAndRunOnTheNewPrimary() throws Exception {
+    PrimaryPool p = pool(5_000);
+    round(primary(A, 1), standby(B), standby(C));
+    Promise<Config.Host> never = Promise.promise(); // a frozen server: no answer, no error
+    var f = p.execute(pool -> pools.get(pool).equals(A) ? never.future() : Future.succeededFuture(pools.get(pool)));
+    round(gone(A), primary(B, 2), standby(C));
+    assertThat(f.toCompletionStage().toCompletableFuture().get(5, TimeUnit.SECONDS)).isEqualTo(B);
+    assertThat(never.future().isComplete()).isFalse();
+  }
+
+  @Test
+  void aTransactionCutByTheLossOfItsServerFailsAtOnceAndIsNotRunAgain() throws Exception {
+    PrimaryPool p = pool(5_000);
+    round(primary(A, 1), standby(B), standby(C));
+    int[] runs = {0};
+    Promise<Void> never = Promise.promise();
+    var f = p.withTransaction(conn -> {
+      runs[0]++;
+      return never.future();
+    });
+    round(gone(A), primary(B, 2), standby(C));
+    var error = org.assertj.core.api.Assertions.catchThrowable(
+        () -> f.toCompletionStage().toCompletableFuture().get(5, TimeUnit.SECONDS));
+    assertThat(error).hasMessageContaining("call given up: PostgreSQL a.invalid:5001 replaced");
+    assertThat(runs[0]).isLessThanOrEqualTo(1);
+  }
 }

@@ -9,8 +9,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -19,7 +19,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * 500 ms) from the brokers in turn and acking what it got with {@code /api/v1/ack/batch}. Records, per transaction
  * id, the message ids delivered; which acks were answered {@code success:true} ({@link #acked}); and every delivery of
  * a message whose ack had already been answered {@code success:true} (an ack undone: {@link #undone}). Answers with a
- * 5xx status are counted.
+ * 5xx status are counted; after a 503 a consumer waits as its {@code Retry-After} asks, as a client would.
  */
 final class ConsumeLoad implements AutoCloseable {
   private final List<String> urls;
@@ -27,7 +27,7 @@ final class ConsumeLoad implements AutoCloseable {
   private final String group;
   private final int batch;
   private final int leaseSeconds;
-  private final ExecutorService pool;
+  private final ScheduledExecutorService pool;
   private final Map<String, Set<String>> delivered = new ConcurrentHashMap<>();
   private final Set<String> acked = ConcurrentHashMap.newKeySet();
   private final Set<String> undone = ConcurrentHashMap.newKeySet();
@@ -42,7 +42,7 @@ final class ConsumeLoad implements AutoCloseable {
     this.group = group;
     this.batch = batch;
     this.leaseSeconds = leaseSeconds;
-    this.pool = Executors.newFixedThreadPool(consumers, r -> {
+    this.pool = Executors.newScheduledThreadPool(consumers, r -> {
       Thread t = new Thread(r, "ha-consumer");
       t.setDaemon(true);
       return t;
@@ -54,29 +54,36 @@ final class ConsumeLoad implements AutoCloseable {
     var l = new ConsumeLoad(baseUrls, queue, group, consumers, batch, leaseSeconds);
     for (int c = 0; c < consumers; c++) {
       int me = c;
-      l.pool.submit(() -> l.loop(me));
+      l.pool.execute(() -> l.step(me, me));
     }
     return l;
   }
 
-  private void loop(int me) {
-    long n = me;
-    while (!stopped) {
-      String base = urls.get((int) (n++ % urls.size()));
-      try {
-        once(base);
-      } catch (RuntimeException e) {
-        // connection refused or cut: no answer, nothing recorded
-      }
+  /** One pop (and ack) from broker {@code n}, then the next step: at once, or after a 503's Retry-After. */
+  private void step(int me, long n) {
+    if (stopped) return;
+    long delayMs = 0;
+    try {
+      delayMs = once(urls.get((int) (n % urls.size())));
+    } catch (RuntimeException e) {
+      delayMs = 100; // connection refused or cut: no answer, nothing recorded
     }
+    if (!stopped) pool.schedule(() -> step(me, n + 1), delayMs, TimeUnit.MILLISECONDS);
   }
 
-  private void once(String base) {
+  /** Milliseconds to wait before the next pop: a 503's Retry-After, else 0. */
+  private static long backoff(TestNode.Reply r) {
+    if (r.status() != 503) return 0;
+    String ra = r.header("Retry-After");
+    return ra == null ? 1000 : Long.parseLong(ra.trim()) * 1000;
+  }
+
+  private long once(String base) {
     var r = call(HttpRequest.newBuilder(URI.create(base + "/api/v1/pop/queue/" + queue + "?batch=" + batch
         + "&partitions=0&wait=true&timeout=500&leaseSeconds=" + leaseSeconds + "&subscriptionMode=all"
         + "&consumerGroup=" + group)).GET());
     pops.incrementAndGet();
-    if (r.status() != 200) return;
+    if (r.status() != 200) return backoff(r);
     JsonObject body = r.json();
     JsonArray msgs = body.getJsonArray("messages", new JsonArray());
     JsonArray acks = new JsonArray();
@@ -88,18 +95,19 @@ final class ConsumeLoad implements AutoCloseable {
       acks.add(new JsonObject().put("transactionId", txn).put("partitionId", m.getString("partitionId"))
           .put("leaseId", m.getString("leaseId", body.getString("leaseId"))).put("status", "completed"));
     }
-    if (acks.isEmpty()) return;
+    if (acks.isEmpty()) return 0;
     var a = call(HttpRequest.newBuilder(URI.create(base + "/api/v1/ack/batch"))
         .header("content-type", "application/json")
         .POST(HttpRequest.BodyPublishers.ofString(new JsonObject().put("consumerGroup", group)
             .put("acknowledgments", acks).encode())));
-    if (a.status() != 200) return;
+    if (a.status() != 200) return backoff(a);
     JsonArray answers = a.array();
     for (int i = 0; i < answers.size() && i < acks.size(); i++) {
       if (answers.getJsonObject(i).getBoolean("success", false)) {
         acked.add(acks.getJsonObject(i).getString("transactionId"));
       }
     }
+    return 0;
   }
 
   private TestNode.Reply call(HttpRequest.Builder b) {

@@ -23,9 +23,9 @@ import org.awaitility.Awaitility;
  * {@code success:true} delivered again.
  */
 final class FailoverRun {
-  static final String HEADER = String.format("%-30s | %-28s | %9s | %9s | %7s | %5s | %5s | %6s | %8s | %4s | %s",
-      "scenario", "load", "ack:queued", "ack:buffer", "found", "lost", "dupl", "undone", "queued@", "5xx",
-      "notes");
+  static final String HEADER = String.format(
+      "%-24s | %-36s | %9s | %9s | %7s | %7s | %5s | %5s | %6s | %8s | %5s | %s", "scenario", "load", "ack:queued",
+      "ack:buffer", "ack:dup", "found", "lost", "dupl", "undone", "queued@", "5xx", "notes");
   static final Duration PHASE = Duration.ofMinutes(3);
   static final int LEASE_SECONDS = 5;
   static final String GROUP = "ha";
@@ -68,8 +68,8 @@ final class FailoverRun {
              long duplicated, long undone, long queuedAfterMs, long serverErrors, List<String> lostSample,
              String notes) {
     String line() {
-      return String.format("%-30s | %-28s | %9d | %9d | %7d | %5d | %5d | %6d | %8s | %4d | %s", scenario, load,
-          queued, buffered, found, lost, duplicated, undone,
+      return String.format("%-24s | %-36s | %9d | %9d | %7d | %7d | %5d | %5d | %6d | %8s | %5d | %s", scenario,
+          load, queued, buffered, duplicateAcks, found, lost, duplicated, undone,
           queuedAfterMs < 0 ? "-" : String.format("%.1f s", queuedAfterMs / 1000.0), serverErrors, notes);
     }
 
