@@ -111,7 +111,10 @@ log:
 restapi:
   listen: 127.0.0.1:$(rest_port "$i")
   connect_address: 127.0.0.1:$(rest_port "$i")
-etcd3:
+# etcd's v2 API: Patroni 3.0.2 (Debian bookworm) refreshes its leader key there with a compare-and-swap; its etcd3
+# code writes the key unconditionally, so a primary frozen past the ttl took the key back from the standby promoted
+# meanwhile when it woke, and that standby's acknowledged commits were rewound (fixed in Patroni 3.0.3, PR 2689)
+etcd:
   hosts: 127.0.0.1:$etcd_client
 bootstrap:
   dcs:
@@ -234,7 +237,7 @@ up() {
       --listen-client-urls "http://127.0.0.1:$etcd_client" --advertise-client-urls "http://127.0.0.1:$etcd_client" \
       --listen-peer-urls "http://127.0.0.1:$etcd_peer" --initial-advertise-peer-urls "http://127.0.0.1:$etcd_peer" \
       --initial-cluster "e1=http://127.0.0.1:$etcd_peer" --initial-cluster-state new \
-      --heartbeat-interval 100 --election-timeout 1000
+      --heartbeat-interval 100 --election-timeout 1000 --enable-v2=true
     local deadline=$((SECONDS + 30))
     until curl -fs --max-time 1 "http://127.0.0.1:$etcd_client/health" >/dev/null 2>&1; do
       [ "$SECONDS" -lt "$deadline" ] || { echo "local-ha.sh: etcd did not start:" >&2; tail -n 20 "$HA_DIR/etcd.log" >&2; exit 1; }

@@ -74,6 +74,8 @@ public final class PrimaryPool implements Pool, Router {
   /** The newest timeline a writable server of each cluster (system identifier) was seen on; topology context only. */
   private final Map<String, Integer> newestTimeline = new HashMap<>();
   private final List<Waiter> waiters = new ArrayList<>();
+  /** Demoted primaries already reported (host@timeline); topology context only. */
+  private final java.util.Set<String> fenced = new java.util.HashSet<>();
   private volatile long failureAt;
   private volatile long confirmedAt;
   /** When the node lost its writable server (ms), 0 while it has one. */
@@ -124,8 +126,11 @@ public final class PrimaryPool implements Pool, Router {
       ServerState next = null;
       for (ServerState s : writable) {
         if (!takes(s)) {
-          log.warn("PostgreSQL {} takes writes on timeline {} but timeline {} exists: a demoted primary, not used",
-              s.host(), s.timeline(), newestTimeline.get(s.systemId()));
+          if (fenced.add(s.host() + "@" + s.timeline())) {
+            log.warn("PostgreSQL {} takes writes on timeline {} but timeline {} exists: a demoted primary, not used "
+                + "(if the cluster was restored to an older timeline on purpose, restart the node)", s.host(),
+                s.timeline(), newestTimeline.get(s.systemId()));
+          }
         } else if (next == null) {
           next = s;
         }

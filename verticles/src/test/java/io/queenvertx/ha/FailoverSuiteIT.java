@@ -104,8 +104,10 @@ class FailoverSuiteIT {
   @Test
   @Order(5)
   void thePrimaryFrozenForTwentySecondsGetsNoWriteWhenItWakes() throws Exception {
-    run("primary frozen 20 s", new FailoverRun.Shape(List.of(SINGLES, HUNDREDS), 4, WARMUP, AFTER),
+    var row = run("primary frozen 20 s", new FailoverRun.Shape(List.of(SINGLES, HUNDREDS), 4, WARMUP, AFTER),
         freeze(Duration.ofSeconds(20)));
+    // the nodes moved to the promoted standby while the old primary was still frozen: nothing waited for it to wake
+    assertThat(row.queuedAfterMs()).as("first queued push after the freeze began (ms)").isBetween(0L, 19_000L);
   }
 
   @Test
