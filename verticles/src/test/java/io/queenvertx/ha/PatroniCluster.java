@@ -271,6 +271,7 @@ final class PatroniCluster implements AutoCloseable {
       }
     }
     if (!Files.isDirectory(dir)) return;
+    keepLogs();
     try {
       // a member left frozen by a failed test would keep down from stopping it
       for (String m : MEMBERS) {
@@ -283,6 +284,22 @@ final class PatroniCluster implements AutoCloseable {
       script("down");
     } catch (Exception e) {
       System.out.println("[ha] local-ha.sh down failed: " + e.getMessage());
+    }
+  }
+
+  /** Copies the etcd and Patroni (with PostgreSQL) logs to target/ha-logs/, the evidence when a scenario failed. */
+  private void keepLogs() {
+    try {
+      Path to = Path.of("target", "ha-logs", dir.getFileName().toString());
+      Files.createDirectories(to);
+      try (var logs = Files.list(dir)) {
+        for (Path f : logs.filter(p -> p.getFileName().toString().endsWith(".log")).toList()) {
+          Files.copy(f, to.resolve(f.getFileName()), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        }
+      }
+      System.out.println("[ha] cluster logs kept in " + to.toAbsolutePath());
+    } catch (IOException e) {
+      System.out.println("[ha] cluster logs not kept: " + e);
     }
   }
 
