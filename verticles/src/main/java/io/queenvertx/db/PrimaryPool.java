@@ -7,11 +7,6 @@ import io.vertx.core.Handler;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Pool;
-import io.vertx.sqlclient.PrepareOptions;
-import io.vertx.sqlclient.PreparedQuery;
-import io.vertx.sqlclient.Query;
-import io.vertx.sqlclient.Row;
-import io.vertx.sqlclient.RowSet;
 import io.vertx.sqlclient.SqlConnection;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -40,7 +35,7 @@ import org.slf4j.LoggerFactory;
  * check finds, within the same wait, else fails with its own error. A planned switchover, whose window is a second or
  * two, thus costs callers a delay, not an error.
  */
-public final class PrimaryPool implements Pool, Router {
+public final class PrimaryPool extends RoutingPool {
   private static final Logger log = LoggerFactory.getLogger(PrimaryPool.class);
 
   /** The server in use, the pool of connections to it and the calls in flight there. */
@@ -286,21 +281,6 @@ public final class PrimaryPool implements Pool, Router {
   @Override
   public <T> Future<T> withConnection(Function<SqlConnection, Future<T>> function) {
     return execute(p -> p.withConnection(function), false);
-  }
-
-  @Override
-  public Query<RowSet<Row>> query(String sql) {
-    return RoutedQuery.of(this, p -> p.query(sql));
-  }
-
-  @Override
-  public PreparedQuery<RowSet<Row>> preparedQuery(String sql) {
-    return RoutedQuery.of(this, p -> p.preparedQuery(sql));
-  }
-
-  @Override
-  public PreparedQuery<RowSet<Row>> preparedQuery(String sql, PrepareOptions options) {
-    return RoutedQuery.of(this, p -> p.preparedQuery(sql, options));
   }
 
   @Override

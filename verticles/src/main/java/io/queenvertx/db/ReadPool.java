@@ -4,11 +4,6 @@ import io.queenvertx.boot.Config;
 import io.vertx.core.Future;
 import io.vertx.pgclient.PgException;
 import io.vertx.sqlclient.Pool;
-import io.vertx.sqlclient.PrepareOptions;
-import io.vertx.sqlclient.PreparedQuery;
-import io.vertx.sqlclient.Query;
-import io.vertx.sqlclient.Row;
-import io.vertx.sqlclient.RowSet;
 import io.vertx.sqlclient.SqlConnection;
 import java.util.List;
 import java.util.Map;
@@ -31,7 +26,7 @@ import org.slf4j.LoggerFactory;
  * primary shows about one interval, and a replica that stopped replaying shows its lag growing from when it stopped.
  * Between two rounds a replica may fall up to a check interval further behind unnoticed.
  */
-public final class ReadPool implements Pool, Router {
+public final class ReadPool extends RoutingPool {
   private static final Logger log = LoggerFactory.getLogger(ReadPool.class);
 
   private final List<Config.Host> replicas;
@@ -181,21 +176,6 @@ public final class ReadPool implements Pool, Router {
   @Override
   public Future<SqlConnection> getConnection() {
     return primary.getConnection();
-  }
-
-  @Override
-  public Query<RowSet<Row>> query(String sql) {
-    return RoutedQuery.of(this, p -> p.query(sql));
-  }
-
-  @Override
-  public PreparedQuery<RowSet<Row>> preparedQuery(String sql) {
-    return RoutedQuery.of(this, p -> p.preparedQuery(sql));
-  }
-
-  @Override
-  public PreparedQuery<RowSet<Row>> preparedQuery(String sql, PrepareOptions options) {
-    return RoutedQuery.of(this, p -> p.preparedQuery(sql, options));
   }
 
   @Override

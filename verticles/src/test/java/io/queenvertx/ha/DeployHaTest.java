@@ -87,9 +87,11 @@ class DeployHaTest {
   void theLocalScriptParsesAndDownWithoutUpIsHarmless() throws Exception {
     Path script = HA.resolve("local-ha.sh");
     assertThat(run(List.of("bash", "-n", script.toString()), Map.of())).isZero();
-    Path nothing = Files.createTempDirectory("queen-ha-none").resolve("never-started");
+    Path parent = Files.createTempDirectory("queen-ha-none");
+    Path nothing = parent.resolve("never-started");
     assertThat(run(List.of("bash", script.toString(), "down"), Map.of("HA_DIR", nothing.toString()))).isZero();
     assertThat(nothing).doesNotExist();
+    Files.delete(parent);
     assertThat(run(List.of("bash", script.toString(), "nonsense"), Map.of())).isEqualTo(2);
   }
 

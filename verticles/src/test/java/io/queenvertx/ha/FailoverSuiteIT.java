@@ -124,13 +124,9 @@ class FailoverSuiteIT {
    */
   static FailoverRun.Fault freeze(Duration length) {
     return (cluster, ns, harm) -> {
-      String old = cluster.leader();
-      cluster.signalMember(old, "STOP");
-      long t = System.nanoTime();
-      harm.run();
-      String next = cluster.awaitLeader(old, Duration.ofMinutes(2));
-      long promoted = (System.nanoTime() - t) / 1_000_000;
-      long wake = t + length.toNanos();
+      Faults.Struck struck = Faults.strikePrimary(cluster, "STOP", harm);
+      String old = struck.old();
+      long wake = struck.at() + length.toNanos();
       Awaitility.await("the freeze of " + length).atMost(length.plusMinutes(1)).pollInterval(Duration.ofMillis(200))
           .until(() -> System.nanoTime() >= wake);
       cluster.signalMember(old, "CONT");
@@ -147,7 +143,7 @@ class FailoverSuiteIT {
             return role != null && !role.startsWith("leader") && role.endsWith("running");
           });
       return String.format("%s frozen %d s; %s promoted after %.1f s; %s a standby %.1f s after waking, no write "
-          + "sent to it (%d checks)", old, length.toSeconds(), next, promoted / 1e3, old,
+          + "sent to it (%d checks)", old, length.toSeconds(), struck.next(), struck.promotedMs() / 1e3, old,
           (System.nanoTime() - woke) / 1e9, samples[0]);
     };
   }

@@ -26,13 +26,22 @@ final class Faults {
    * rejoins as a standby.
    */
   static final FailoverRun.Fault LOSE_PRIMARY_MACHINE = (pg, nodes, harm) -> {
+    Struck s = strikePrimary(pg, "KILL", harm);
+    pg.script("up");
+    return s.old() + " lost (Patroni and PostgreSQL killed); " + s.next() + " promoted after " + s.promotedMs()
+        + " ms";
+  };
+
+  /** The member struck, the one promoted in its place, after how long, and when the blow fell (nanos). */
+  record Struck(String old, String next, long promotedMs, long at) {}
+
+  /** Sends {@code signal} to the whole primary member, marks the harm, and waits until another member is primary. */
+  static Struck strikePrimary(PatroniCluster pg, String signal, Runnable harm) throws Exception {
     String old = pg.leader();
-    pg.signalMember(old, "KILL");
+    pg.signalMember(old, signal);
     long t = System.nanoTime();
     harm.run();
     String next = pg.awaitLeader(old, Duration.ofMinutes(2));
-    long promoted = (System.nanoTime() - t) / 1_000_000;
-    pg.script("up");
-    return old + " lost (Patroni and PostgreSQL killed); " + next + " promoted after " + promoted + " ms";
-  };
+    return new Struck(old, next, (System.nanoTime() - t) / 1_000_000, t);
+  }
 }
