@@ -47,7 +47,7 @@ public final class PrimaryPool extends RoutingPool {
     }
   }
 
-  /** A call waiting for a primary found by a round that began at or after {@code notBefore}. */
+  /** A call waiting for a primary whose check began at or after {@code notBefore}. */
   private static final class Waiter {
     final Context caller;
     final long notBefore;
@@ -116,7 +116,7 @@ public final class PrimaryPool extends RoutingPool {
     Current cur = current;
     ServerState mine = cur == null ? null : round.states().get(cur.host());
     if (mine != null && takes(mine) && mine.timeline() == cur.timeline()) {
-      if (round.startedAt() > failureAt) confirmedAt = round.startedAt();
+      if (mine.checkedAt() > failureAt) confirmedAt = mine.checkedAt();
     } else {
       ServerState next = null;
       for (ServerState s : writable) {
@@ -133,7 +133,15 @@ public final class PrimaryPool extends RoutingPool {
       switchTo(next, mine == null ? "not checked" : describe(mine), round);
     }
     Current now = current;
-    for (Waiter w : List.copyOf(waiters)) if (now != null && round.startedAt() >= w.notBefore) resolve(w, now);
+    if (now == null) return;
+    long seen = checkedAt(now);
+    for (Waiter w : List.copyOf(waiters)) if (seen >= w.notBefore) resolve(w, now);
+  }
+
+  /** When the last check of the server in use began (0: never checked). */
+  private long checkedAt(Current c) {
+    ServerState s = topology.last().states().get(c.host());
+    return s == null ? 0 : s.checkedAt();
   }
 
   /** Writable, and not on a timeline older than one seen for its cluster. */
@@ -160,7 +168,7 @@ public final class PrimaryPool extends RoutingPool {
     }
     Pool pool = poolFor.apply(next.host(), this::checkConnection);
     current = new Current(next.host(), next.systemId(), next.timeline(), pool, new Calls());
-    confirmedAt = round.startedAt();
+    confirmedAt = next.checkedAt();
     failureAt = 0;
     long lost = lostAt;
     lostAt = 0;
@@ -223,14 +231,14 @@ public final class PrimaryPool extends RoutingPool {
   }
 
   /**
-   * The primary found by a round begun at or after {@code notBefore}, or null at {@code deadline}; completed on the
-   * caller's context.
+   * The primary once a check of it begun at or after {@code notBefore} confirms it, or null at {@code deadline};
+   * completed on the caller's context.
    */
   private Future<Current> await(long notBefore, long deadline) {
     Waiter w = new Waiter(Vertx.currentContext(), notBefore);
     topology.context().runOnContext(v -> {
       Current now = current;
-      if (now != null && topology.last().startedAt() >= notBefore) {
+      if (now != null && checkedAt(now) >= notBefore) {
         resolve(w, now);
         return;
       }

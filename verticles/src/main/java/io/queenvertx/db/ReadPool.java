@@ -73,7 +73,7 @@ public final class ReadPool extends RoutingPool {
   private void onRound(Topology.Round round) {
     Optional<Config.Host> ph = primaryHost.get();
     ServerState p = ph.map(h -> round.states().get(h)).orElse(null);
-    history.note(p, round.startedAt());
+    history.note(p, p == null ? round.startedAt() : p.checkedAt());
     Config.Host pick = null;
     long pickedLag = -1;
     String refused = null;

@@ -30,6 +30,8 @@ final class ServerProbe {
   private final Function<Config.Host, Pool> connect;
   private final long timeoutMs;
   private Pool pool;
+  private Future<ServerState> inFlight;
+  private ServerState last;
 
   ServerProbe(Config.Host host, Function<Config.Host, Pool> connect, long timeoutMs) {
     this.host = host;
@@ -41,31 +43,47 @@ final class ServerProbe {
     return host;
   }
 
-  /** One check; never fails: an error or a timeout is an unreachable state. */
+  /**
+   * One check, or the one still in flight; never fails: an error or a timeout (the check timeout) is an unreachable
+   * state.
+   */
   Future<ServerState> check() {
+    if (inFlight != null) return inFlight;
     if (pool == null) pool = connect.apply(host);
     Pool p = pool;
-    return p.query(SQL).execute()
+    long begun = System.currentTimeMillis();
+    Future<ServerState> f = p.query(SQL).execute()
         .timeout(timeoutMs, TimeUnit.MILLISECONDS)
-        .map(rows -> state(rows.iterator().next()))
+        .map(rows -> state(rows.iterator().next(), begun))
         .recover(e -> {
           // a late answer or a socket to a frozen server must not be reused: start over next time
           if (pool == p) {
             pool = null;
             p.close();
           }
-          return Future.succeededFuture(ServerState.unreachable(host, describe(e)));
+          return Future.succeededFuture(ServerState.unreachable(host, describe(e), begun));
         });
+    inFlight = f;
+    f.onComplete(ar -> {
+      last = ar.result();
+      inFlight = null;
+    });
+    return f;
   }
 
-  private ServerState state(Row r) {
+  /** What the last finished check found ("not checked yet" before the first). */
+  ServerState last() {
+    return last != null ? last : ServerState.unreachable(host, "not checked yet", 0);
+  }
+
+  private ServerState state(Row r, long begun) {
     boolean recovery = Boolean.TRUE.equals(r.getBoolean(0));
     Long lsn = r.getLong(4);
     Long since = r.getLong(5);
     Integer timeline = r.getInteger(3);
     return new ServerState(host, true, recovery, Boolean.TRUE.equals(r.getBoolean(1)), r.getString(2),
         timeline == null ? 0 : timeline, lsn == null ? 0 : lsn, since == null ? -1 : Math.max(0, since), null,
-        System.currentTimeMillis());
+        begun);
   }
 
   void close() {

@@ -14,13 +14,17 @@ import io.queenvertx.boot.Config;
  * @param lsn           the primary's current WAL position, or the standby's replayed one (bytes)
  * @param sinceReplayMs on a standby, milliseconds since the last transaction it replayed committed ({@code -1}: none)
  * @param error         why it is unreachable ({@code null} when reachable)
- * @param checkedAt     when the check ended ({@link System#currentTimeMillis})
+ * @param checkedAt     when the check began ({@link System#currentTimeMillis}): what it found was true at or after it
  */
 public record ServerState(Config.Host host, boolean reachable, boolean inRecovery, boolean readOnly, String systemId,
                           int timeline, long lsn, long sinceReplayMs, String error, long checkedAt) {
 
   static ServerState unreachable(Config.Host host, String error) {
-    return new ServerState(host, false, false, false, null, 0, 0, -1, error, System.currentTimeMillis());
+    return unreachable(host, error, System.currentTimeMillis());
+  }
+
+  static ServerState unreachable(Config.Host host, String error, long checkedAt) {
+    return new ServerState(host, false, false, false, null, 0, 0, -1, error, checkedAt);
   }
 
   /** A primary that takes writes: reachable, not a standby, not read-only. */

@@ -18,7 +18,8 @@ import java.util.function.Function;
  * The node's view of its PostgreSQL servers: every {@code QUEEN_PG_CHECK_INTERVAL_MS} (and at once when a query
  * failed in a way that suggests a failover, {@link #checkSoon}) each server is checked ({@link ServerProbe}), all in
  * parallel, and the listeners ({@link PrimaryPool}, {@link ReadPool}) get the round's states. One round runs at a
- * time, on one context of its own; a round lasts at most the check timeout.
+ * time, on one context of its own; a round lasts at most one interval (the first: until every server answered or
+ * timed out).
  */
 public final class Topology {
   /** A round's result: the states by server, and when the round began. */
@@ -56,15 +57,15 @@ public final class Topology {
   public Future<Void> start() {
     Promise<Void> first = Promise.promise();
     context.runOnContext(v -> {
-      round(first);
-      timer = vertx.setPeriodic(intervalMs, t -> round(null));
+      round(first, true);
+      timer = vertx.setPeriodic(intervalMs, t -> round(null, false));
     });
     return first.future();
   }
 
   /** Asks for a round now (one more after the running one, if a round is running); from any thread. */
   public void checkSoon() {
-    context.runOnContext(v -> round(null));
+    context.runOnContext(v -> round(null, false));
   }
 
   Context context() {
@@ -80,7 +81,12 @@ public final class Topology {
     return last;
   }
 
-  private void round(Promise<Void> done) {
+  /**
+   * Checks every server. The round ends when every check has answered or, unless {@code waitAll}, after one interval:
+   * a check still running then (a server slow to answer or not answering, up to the check timeout) counts with what
+   * its server's last check found, and goes on into the next round. So a frozen server delays no other's news.
+   */
+  private void round(Promise<Void> done, boolean waitAll) {
     if (closed) {
       if (done != null) done.tryComplete();
       return;
@@ -94,10 +100,15 @@ public final class Topology {
     long started = System.currentTimeMillis();
     List<Future<ServerState>> checks = new ArrayList<>(probes.size());
     for (ServerProbe p : probes) checks.add(p.check());
-    Future.join(checks).onComplete(ar -> {
+    Promise<Void> enough = Promise.promise();
+    Future.join(checks).onComplete(ar -> enough.tryComplete());
+    long cut = waitAll ? -1 : vertx.setTimer(intervalMs, t -> enough.tryComplete());
+    enough.future().onComplete(ar -> {
+      if (cut >= 0) vertx.cancelTimer(cut);
       Map<Config.Host, ServerState> states = new LinkedHashMap<>();
-      for (Future<ServerState> f : checks) {
-        ServerState s = f.result();
+      for (int i = 0; i < probes.size(); i++) {
+        Future<ServerState> f = checks.get(i);
+        ServerState s = f.isComplete() ? f.result() : probes.get(i).last();
         states.put(s.host(), s);
       }
       deliver(new Round(java.util.Collections.unmodifiableMap(states), started));
@@ -105,7 +116,7 @@ public final class Topology {
       if (done != null) done.tryComplete();
       if (again && !closed) {
         again = false;
-        round(null);
+        round(null, false);
       }
     });
   }

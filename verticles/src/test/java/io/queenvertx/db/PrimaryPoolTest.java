@@ -52,11 +52,11 @@ class PrimaryPoolTest {
   }
 
   static ServerState primary(Config.Host h, int timeline) {
-    return new ServerState(h, true, false, false, CLUSTER, timeline, 100, -1, null, 0);
+    return new ServerState(h, true, false, false, CLUSTER, timeline, 100, -1, null, System.currentTimeMillis());
   }
 
   static ServerState standby(Config.Host h) {
-    return new ServerState(h, true, true, true, CLUSTER, 0, 90, 5, null, 0);
+    return new ServerState(h, true, true, true, CLUSTER, 0, 90, 5, null, System.currentTimeMillis());
   }
 
   static ServerState gone(Config.Host h) {
