@@ -67,13 +67,16 @@ class FailoverIT {
     List<String> standbys = PatroniCluster.MEMBERS.stream().filter(m -> !m.equals(leader)).toList();
     String q = "ha-first-standby";
     try (TestNode n = node(Map.of(), standbys.get(0), standbys.get(1), leader)) {
-      assertThat(server(n, standbys.get(0)).getString("role")).isEqualTo("standby");
-      assertThat(server(n, leader).getString("use")).isEqualTo("writes");
       var r = n.post("/api/v1/push", new JsonObject().put("items", new JsonArray().add(new JsonObject()
           .put("queue", q).put("transactionId", "t1").put("payload", new JsonObject().put("n", 1)))));
       assertThat(r.array().getJsonObject(0).getString("status")).isEqualTo("queued");
       assertThat(pg.sql(leader, "SELECT count(*) FROM queen.queues WHERE name = '" + q + "'")).isEqualTo("1");
+      assertThat(server(n, standbys.get(0)).getString("role")).isEqualTo("standby");
+      assertThat(server(n, leader).getString("use")).isEqualTo("writes");
     }
+    // running up again on a running cluster is harmless: the same members, the same primary
+    assertThat(pg.script("up")).contains("PG_HOST=127.0.0.1,127.0.0.1,127.0.0.1");
+    assertThat(pg.leader()).isEqualTo(leader);
   }
 
   @Test
