@@ -3,8 +3,8 @@
 # PostgreSQL 15 servers under Patroni, with synchronous replication (synchronous_mode: true).
 #
 #   deploy/ha/local-ha.sh up            start (installs patroni, etcd-server, postgresql-15 when missing), wait for a
-#                                       primary and a synchronous standby, print PG_HOST= / PG_PORT= (and PG_USER= /
-#                                       PG_PASSWORD=) for the broker
+#                                       primary and a synchronous standby, print PG_HOST= / PG_PORT= / PG_PASSWORD=
+#                                       (generated; the user is the broker's default, postgres) for the broker
 #   deploy/ha/local-ha.sh status        the members, their roles and lag (patronictl list)
 #   deploy/ha/local-ha.sh env           the PG_* lines again
 #   deploy/ha/local-ha.sh switchover    planned switchover to a standby (patronictl switchover), waits for the new pair
@@ -214,7 +214,7 @@ print_env() {
   local hosts=() ports=()
   for i in 0 1 2; do hosts+=(127.0.0.1); ports+=("$(pg_port "$i")"); done
   (IFS=,; echo "PG_HOST=${hosts[*]}"; echo "PG_PORT=${ports[*]}")
-  echo "PG_USER=postgres"
+  # the user is the broker's default (postgres); the password is generated at the first up
   echo "PG_PASSWORD=$(password)"
 }
 
