@@ -35,6 +35,9 @@ class DeployHaTest {
     assertThat(services).containsKeys("etcd", "pg1", "pg2", "pg3", "queen-1", "queen-2");
     for (String m : List.of("pg1", "pg2", "pg3")) {
       assertThat((String) at(services, m, "environment", "PATRONI_NAME")).isEqualTo(m);
+      Map<String, Object> env = at(services, m, "environment");
+      assertThat(env).containsKeys("PATRONI_SUPERUSER_PASSWORD", "PATRONI_REPLICATION_PASSWORD",
+          "PATRONI_REWIND_PASSWORD");
       assertThat((String) at(services, m, "build")).isEqualTo("./patroni");
     }
     for (String b : List.of("queen-1", "queen-2")) {
