@@ -184,7 +184,17 @@ final class QueueRoutes {
 
   /** A stored procedure's JSON, verbatim, with its status derived by {@link ProcedureResult}. */
   static void passthrough(RoutingContext ctx, NodeContext node, String sql, Tuple args, String prefix) {
-    node.pool().preparedQuery(sql).execute(args)
+    passthrough(ctx, node.pool(), sql, args, prefix);
+  }
+
+  /** {@link #passthrough} of a read-only procedure, on the read pool (a read replica when one is fit). */
+  static void readThrough(RoutingContext ctx, NodeContext node, String sql, Tuple args, String prefix) {
+    passthrough(ctx, node.reads(), sql, args, prefix);
+  }
+
+  private static void passthrough(RoutingContext ctx, io.vertx.sqlclient.Pool pool, String sql, Tuple args,
+                                  String prefix) {
+    pool.preparedQuery(sql).execute(args)
         .onSuccess(rows -> {
           String text = rows.iterator().next().getString(0);
           ErrorContract.send(ctx, ProcedureResult.statusOf(text), Buffer.buffer(text == null ? "null" : text));

@@ -15,29 +15,29 @@ final class StatusRoutes {
   private StatusRoutes() {}
 
   static void mount(RouteTable routes, NodeContext node) {
-    routes.get("/api/v1/resources/overview", ctx -> QueueRoutes.passthrough(ctx, node,
+    routes.get("/api/v1/resources/overview", ctx -> QueueRoutes.readThrough(ctx, node,
         "SELECT queen.resources_overview($1)::text", Tuple.of(Tenancy.of(ctx)), "overview failed: "));
-    routes.get("/api/v1/resources/namespaces", ctx -> QueueRoutes.passthrough(ctx, node,
+    routes.get("/api/v1/resources/namespaces", ctx -> QueueRoutes.readThrough(ctx, node,
         "SELECT queen.resources_namespaces($1)::text", Tuple.of(Tenancy.of(ctx)), "namespaces failed: "));
-    routes.get("/api/v1/resources/tasks", ctx -> QueueRoutes.passthrough(ctx, node,
+    routes.get("/api/v1/resources/tasks", ctx -> QueueRoutes.readThrough(ctx, node,
         "SELECT queen.resources_tasks($1)::text", Tuple.of(Tenancy.of(ctx)), "tasks failed: "));
 
     // Declared before /:group so "lagging" is never taken for a group name.
-    routes.get("/api/v1/consumer-groups/lagging", ctx -> QueueRoutes.passthrough(ctx, node,
+    routes.get("/api/v1/consumer-groups/lagging", ctx -> QueueRoutes.readThrough(ctx, node,
         "SELECT queen.consumer_groups_lagging($1, $2)::text",
         Tuple.of(Tenancy.of(ctx), qlong(ctx, "minLagSeconds", 3600)), "lagging failed: "));
-    routes.get("/api/v1/consumer-groups/:group", ctx -> QueueRoutes.passthrough(ctx, node,
+    routes.get("/api/v1/consumer-groups/:group", ctx -> QueueRoutes.readThrough(ctx, node,
         "SELECT queen.consumer_group($1, $2)::text", Tuple.of(Tenancy.of(ctx), ctx.pathParam("group")),
         "consumer groups failed: "));
 
-    routes.get("/api/v1/status", ctx -> QueueRoutes.passthrough(ctx, node,
+    routes.get("/api/v1/status", ctx -> QueueRoutes.readThrough(ctx, node,
         "SELECT queen.status($1, $2, $3, $4)::text",
         Tuple.of(Tenancy.of(ctx), param(ctx, "queue"), namespace(ctx), param(ctx, "task")), "status failed: "));
-    routes.get("/api/v1/status/queues", ctx -> QueueRoutes.passthrough(ctx, node,
+    routes.get("/api/v1/status/queues", ctx -> QueueRoutes.readThrough(ctx, node,
         "SELECT queen.status_queues($1, $2, $3, $4, $5, $6)::text",
         Tuple.of(Tenancy.of(ctx), param(ctx, "queue"), namespace(ctx), param(ctx, "task"),
             qint(ctx, "limit", 100), qint(ctx, "offset", 0)), "status queues failed: "));
-    routes.get("/api/v1/status/queues/:queue", ctx -> QueueRoutes.passthrough(ctx, node,
+    routes.get("/api/v1/status/queues/:queue", ctx -> QueueRoutes.readThrough(ctx, node,
         "SELECT queen.status_queue($1, $2)::text", Tuple.of(Tenancy.of(ctx), ctx.pathParam("queue")),
         "queue detail failed: "));
   }

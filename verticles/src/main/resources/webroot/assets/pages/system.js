@@ -23,6 +23,25 @@ export function nodesTable(rows) {
   return t;
 }
 
+/**
+ * The PostgreSQL servers each node watches (databaseServers of GET /api/v1/system/nodes): role, timeline, replay lag
+ * and what the node sends there; empty when the nodes use one server as it is.
+ */
+export function serversTable(nodes) {
+  const rows = [];
+  for (const n of nodes) for (const s of n.databaseServers || []) rows.push({ node: n.serverId ?? n.nodeId, ...s });
+  if (rows.length === 0) return h('p', { class: 'muted' }, 'One PostgreSQL server, used as it is (no failover, no read replicas).');
+  return table([
+    { title: 'Node', cell: (r) => r.node },
+    { title: 'Server', cell: (r) => r.server },
+    { title: 'Role', cls: 'role', cell: (r) => (r.role === 'primary' ? r.role : h('span', { class: r.role === 'standby' ? 'muted' : 'badge on' }, r.role)) },
+    { title: 'Timeline', num: true, cell: (r) => r.timeline ?? '' },
+    { title: 'Lag ms', num: true, cell: (r) => (r.lagMs == null ? '' : num(r.lagMs)) },
+    { title: 'Used for', cell: (r) => r.use ?? '' },
+    { title: 'Error', cell: (r) => r.error ?? '' },
+  ], rows, (r) => ({ 'data-server': r.server, 'data-role': r.role }), 'No servers.');
+}
+
 export async function render(main) {
   const sw = h('div', { id: 'switches' });
   const spool = h('div', { id: 'spool' });
@@ -70,7 +89,10 @@ export async function render(main) {
     ], b.nodes, (n) => ({ 'data-spool-node': n.nodeId }), 'No nodes.'),
     h('p', { class: 'muted' }, `spool ${b.healthy ? 'healthy' : 'unhealthy'} on every node`)];
   });
-  const loadNodes = () => section(nodes, async () => nodesTable((await get('/api/v1/system/nodes')).nodes || []));
+  const loadNodes = () => section(nodes, async () => {
+    const list = (await get('/api/v1/system/nodes')).nodes || [];
+    return [nodesTable(list), h('h3', null, 'PostgreSQL servers'), serversTable(list)];
+  });
   const loadPg = () => section(pg, async () => {
     const s = await get('/api/v1/analytics/postgres-stats');
     const db = s.database || {};
