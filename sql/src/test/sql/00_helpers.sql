@@ -75,3 +75,17 @@ LANGUAGE sql AS $$
                                                                  'baseOffset', r.base_offset, 'dups', r.dups))
                             ORDER BY r.idx), '[]'::jsonb)
   FROM queen.log_push_multi(t, q, p, c, h, b, NULL, NULL, NULL, NULL) r $$;
+
+-- The message of the error `sql` raises, which must carry SQLSTATE `state`.
+CREATE OR REPLACE FUNCTION qt.raises(sql text, state text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE got text; msg text;
+BEGIN
+  BEGIN
+    EXECUTE sql;
+  EXCEPTION WHEN OTHERS THEN
+    GET STACKED DIAGNOSTICS got = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
+    IF got <> state THEN RAISE EXCEPTION 'ASSERT FAILED: % raised % (%), want %', sql, got, msg, state; END IF;
+    RETURN msg;
+  END;
+  RAISE EXCEPTION 'ASSERT FAILED: % raised nothing, want %', sql, state;
+END $$;
