@@ -72,23 +72,12 @@ END $$;
 
 -- Concurrent putIfAbsent (needs dblink; skipped without it): the second waits on the first's row, then loses to it.
 DO $$
-DECLARE busy boolean; r jsonb;
-BEGIN
-  IF NOT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'dblink') THEN
-    RAISE NOTICE 'dblink not available: concurrent putIfAbsent skipped';
-    RETURN;
-  END IF;
-  CREATE EXTENSION IF NOT EXISTS dblink;
-END $$;
-
-DO $$
 DECLARE busy boolean; ra text; rb text; cs text;
   sql text := $q$SELECT to_jsonb(r)::text FROM queen.kv_apply(NULL, ARRAY['putIfAbsent'], ARRAY['race'], ARRAY['m'],
                 ARRAY['%s'], NULL, ARRAY[true], NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL) r$q$;
 BEGIN
-  IF NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'dblink') THEN RETURN; END IF;
-  cs := format('dbname=%s port=%s user=%s host=%s', current_database(), current_setting('port'), current_user,
-               COALESCE(host(inet_server_addr()), split_part(current_setting('unix_socket_directories'), ',', 1)));
+  IF NOT qt.dblink('concurrent putIfAbsent') THEN RETURN; END IF;
+  cs := qt.connstr();
   PERFORM dblink_connect('kva', cs);
   PERFORM dblink_connect('kvb', cs);
   PERFORM dblink_exec('kva', 'BEGIN');

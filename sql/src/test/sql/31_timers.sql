@@ -115,15 +115,6 @@ END $$;
 
 -- Two sweeps at once (needs dblink; skipped without it): each timer is claimed by one session only, nobody waits.
 DO $$
-BEGIN
-  IF EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'dblink') THEN
-    CREATE EXTENSION IF NOT EXISTS dblink;
-  ELSE
-    RAISE NOTICE 'dblink not available: concurrent claim skipped';
-  END IF;
-END $$;
-
-DO $$
 DECLARE at timestamptz := '2026-10-03 12:00:00+00';
 BEGIN
   DELETE FROM queen.timers;
@@ -137,10 +128,9 @@ DECLARE cs text; b text[]; a text[]; t0 timestamptz; n int;
   claim text := $q$SELECT array_agg(c.timer_key ORDER BY c.due_at)::text FROM queen.timers_claim(3,
                    '2026-10-03 12:00:00+00') c$q$;
 BEGIN
-  IF NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'dblink') THEN RETURN; END IF;
+  IF NOT qt.dblink('concurrent claim') THEN RETURN; END IF;
   PERFORM set_config('lock_timeout', '1500ms', true);
-  cs := format('dbname=%s port=%s user=%s host=%s', current_database(), current_setting('port'), current_user,
-               COALESCE(host(inet_server_addr()), split_part(current_setting('unix_socket_directories'), ',', 1)));
+  cs := qt.connstr();
   PERFORM dblink_connect('tmb', cs);
   PERFORM dblink_exec('tmb', 'BEGIN');
   SELECT x::text[] INTO b FROM dblink('tmb', claim) AS d(x text);
@@ -161,7 +151,7 @@ END $$;
 
 DO $$
 BEGIN
-  IF NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'dblink') THEN RETURN; END IF;
+  IF NOT qt.dblink('concurrent claim, follow-up') THEN RETURN; END IF;
   PERFORM qt.eq((SELECT array_agg(timer_key ORDER BY timer_key)::text[] FROM queen.timers WHERE queue = 'tcc.q'),
                 ARRAY['t1', 't2', 't3'], 'B''s three are gone with its commit, A''s three wait for the next sweep');
   PERFORM qt.eq(qt.claimed(10, '2026-10-03 12:00:00+00'), ARRAY['t3', 't2', 't1'], 'and are claimable again');

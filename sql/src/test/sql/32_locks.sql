@@ -187,21 +187,11 @@ END $$;
 -- The guard holds until commit (needs dblink; skipped without it): while a transaction has checked the permit, the
 -- lock's next renew (or a new holder's acquire) waits for that transaction instead of slipping in before its commit.
 DO $$
-BEGIN
-  IF EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'dblink') THEN
-    CREATE EXTENSION IF NOT EXISTS dblink;
-  ELSE
-    RAISE NOTICE 'dblink not available: guard lock skipped';
-  END IF;
-END $$;
-
-DO $$
 DECLARE cs text; tok bigint; r jsonb;
 BEGIN
-  IF NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'dblink') THEN RETURN; END IF;
+  IF NOT qt.dblink('guard lock') THEN RETURN; END IF;
   tok := (qt.lock('get', 'job')->'holders'->0->>'token')::bigint;
-  cs := format('dbname=%s port=%s user=%s host=%s', current_database(), current_setting('port'), current_user,
-               COALESCE(host(inet_server_addr()), split_part(current_setting('unix_socket_directories'), ',', 1)));
+  cs := qt.connstr();
   PERFORM dblink_connect('lkb', cs);
   PERFORM dblink_exec('lkb', 'BEGIN');
   PERFORM * FROM dblink('lkb', format($q$SELECT qt.kv1('check', 'queen-locks', 'job#0', expect => %s,

@@ -276,26 +276,19 @@ BEGIN
             RAISE EXCEPTION 'kv operation %: ns % must match ^[a-z0-9][a-z0-9._-]{0,63}$', v_i - 1,
                 COALESCE(quote_literal(v_ns), 'null') USING ERRCODE = 'QV803';
         END IF;
-        IF v_op = 'getPrefix' THEN
-            IF v_txn THEN
-                RAISE EXCEPTION 'kv operation %: getPrefix is not allowed inside a transaction (only on '
-                    'POST /api/v1/kv)', v_i - 1 USING ERRCODE = 'QV814';
-            END IF;
-            IF v_key IS NULL OR v_key = '' THEN
-                RAISE EXCEPTION 'kv operation %: getPrefix needs a non-empty prefix', v_i - 1 USING ERRCODE = 'QV813';
-            END IF;
-            IF octet_length(v_key) > 512 THEN
-                RAISE EXCEPTION 'kv operation %: prefix is % bytes, the most is 512', v_i - 1, octet_length(v_key)
-                    USING ERRCODE = 'QV805';
-            END IF;
-        ELSIF v_op <> 'getMany' THEN
-            IF v_key IS NULL OR v_key = '' THEN
-                RAISE EXCEPTION 'kv operation %: key must be a non-empty string', v_i - 1 USING ERRCODE = 'QV804';
-            END IF;
-            IF octet_length(v_key) > 512 THEN
-                RAISE EXCEPTION 'kv operation %: key is % bytes, the most is 512', v_i - 1, octet_length(v_key)
-                    USING ERRCODE = 'QV805';
-            END IF;
+        IF v_op = 'getPrefix' AND v_txn THEN
+            RAISE EXCEPTION 'kv operation %: getPrefix is not allowed inside a transaction (only on POST /api/v1/kv)',
+                v_i - 1 USING ERRCODE = 'QV814';
+        END IF;
+        -- the key, or getPrefix's prefix (getMany's keys are checked below)
+        IF v_op <> 'getMany' AND (v_key IS NULL OR v_key = '') THEN
+            RAISE EXCEPTION 'kv operation %: % must be a non-empty string', v_i - 1,
+                CASE WHEN v_op = 'getPrefix' THEN 'prefix' ELSE 'key' END
+                USING ERRCODE = CASE WHEN v_op = 'getPrefix' THEN 'QV813' ELSE 'QV804' END;
+        END IF;
+        IF v_op <> 'getMany' AND octet_length(v_key) > 512 THEN
+            RAISE EXCEPTION 'kv operation %: % is % bytes, the most is 512', v_i - 1,
+                CASE WHEN v_op = 'getPrefix' THEN 'prefix' ELSE 'key' END, octet_length(v_key) USING ERRCODE = 'QV805';
         END IF;
         IF v_op IN ('put', 'putIfAbsent', 'incr') THEN
             v_decl := (CASE WHEN p_ttls[v_i] IS NOT NULL THEN 1 ELSE 0 END)
