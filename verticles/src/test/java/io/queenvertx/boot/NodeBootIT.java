@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
 class NodeBootIT {
   @Test
   void twoNodesBootingAtOnceAgainstOneEmptyDatabaseBothComeUp() throws Exception {
-    var db = TestDatabase.get().fresh();
+    var db = TestDatabase.get().empty();
     var pool = Executors.newFixedThreadPool(2);
     try {
       var a = CompletableFuture.supplyAsync(() -> TestNode.start(Map.of(), db), pool);

@@ -1,6 +1,7 @@
 package io.queenvertx.testing;
 
 import io.queenvertx.boot.Config;
+import io.queenvertx.boot.Migrations;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.sql.DriverManager;
 import java.util.ArrayList;
@@ -9,7 +10,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * One real PostgreSQL per test JVM: a Testcontainers container where a Docker engine exists, otherwise the embedded
- * (zonky) server, which also works as root. Tests that need isolation create a fresh database inside it.
+ * (zonky) server, which also works as root. Tests that need isolation create a database of their own inside it:
+ * {@link #fresh()} (migrated, a copy of a template) or {@link #empty()} (for the migration tests).
  */
 public final class TestDatabase {
   private static volatile TestDatabase instance;
@@ -20,6 +22,7 @@ public final class TestDatabase {
   private final String user;
   private final String password;
   private final AutoCloseable handle;
+  private String template;
 
   private TestDatabase(String host, int port, String user, String password, AutoCloseable handle) {
     this.host = host;
@@ -78,16 +81,50 @@ public final class TestDatabase {
     return new Config.Database(host, port, "postgres", user, password, false);
   }
 
-  /** A new empty database, for tests that need one (migration races, counting queries). */
+  /**
+   * A new database of its own holding the broker's schema exactly as a node's first boot leaves it, for tests that
+   * need isolation (counting queries, switches shared by every node of a database). It is a copy ({@code CREATE
+   * DATABASE ... TEMPLATE}) of a template this JVM migrated once with {@link Migrations#apply}, so no test pays for
+   * the whole migration chain again; a node started on it finds the schema up to date.
+   */
   public Config.Database fresh() {
-    String name = "t" + ProcessHandle.current().pid() + "_" + SEQ.incrementAndGet();
-    try (var c = DriverManager.getConnection("jdbc:postgresql://" + host + ":" + port + "/postgres", user, password);
-         var st = c.createStatement()) {
-      st.execute("CREATE DATABASE " + name);
-    } catch (Exception e) {
-      throw new IllegalStateException(e);
+    String template = migratedTemplate();
+    String name = newName();
+    // one copy at a time: PostgreSQL refuses to copy a template while another session is connected to it
+    synchronized (this) {
+      execute(shared(), "CREATE DATABASE " + name + " TEMPLATE " + template);
     }
+    return database(name);
+  }
+
+  /** A new database with nothing in it, for tests of the migrations themselves (a first boot, an upgrade). */
+  public Config.Database empty() {
+    String name = newName();
+    execute(shared(), "CREATE DATABASE " + name);
+    return database(name);
+  }
+
+  private String newName() {
+    return "t" + ProcessHandle.current().pid() + "_" + SEQ.incrementAndGet();
+  }
+
+  private Config.Database database(String name) {
     return new Config.Database(host, port, name, user, password, false);
+  }
+
+  /** The template {@link #fresh} copies: created and migrated on first use; nobody connects to it afterwards. */
+  private synchronized String migratedTemplate() {
+    if (template == null) {
+      String name = "template_" + ProcessHandle.current().pid();
+      execute(shared(), "CREATE DATABASE " + name);
+      try {
+        Migrations.apply(database(name));
+      } catch (java.sql.SQLException e) {
+        throw new IllegalStateException("could not migrate the template database", e);
+      }
+      template = name;
+    }
+    return template;
   }
 
   private static java.sql.Connection connect(Config.Database db) throws java.sql.SQLException {
