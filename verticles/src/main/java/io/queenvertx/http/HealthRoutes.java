@@ -6,7 +6,7 @@ import io.vertx.sqlclient.Pool;
 import java.util.concurrent.TimeUnit;
 
 /**
- * {@code GET /health} and {@code GET /status} (API.md §5.1), and the liveness probe {@code GET /health/live}: 200
+ * {@code GET /health} (and its HEAD) and {@code GET /status} (API.md §5.1), and the liveness probe {@code GET /health/live}: 200
  * {@code {"status":"alive"}} with no database round trip, so an outage of PostgreSQL (while pushes spool) does not make
  * an orchestrator restart the broker; {@code /health} is the readiness probe.
  */
@@ -19,8 +19,9 @@ final class HealthRoutes {
   private HealthRoutes() {}
 
   static void mount(RouteTable routes, Config config, Pool pool) {
-    // One trivial database round trip; its failure is the only 503 of the core surface, with no "error" key.
-    routes.get("/health", ctx -> pool.query("SELECT 1").execute()
+    // One trivial database round trip; its failure is the only 503 of the core surface, with no "error" key. A HEAD
+    // is the same check without the body (else the dashboard's page would answer it, 200 whatever the database).
+    routes.getAndHead("/health", ctx -> pool.query("SELECT 1").execute()
         .timeout(HEALTH_DB_TIMEOUT_MS, TimeUnit.MILLISECONDS)
         .onComplete(ar -> {
           boolean up = ar.succeeded();
