@@ -21,11 +21,16 @@ public final class TestDatabase {
   private final int port;
   private final String user;
   private final String password;
+  private final String adminDatabase;
   private final AutoCloseable handle;
+  private final java.util.Set<String> migrated = java.util.concurrent.ConcurrentHashMap.newKeySet();
   private String template;
+  private String shared;
 
-  private TestDatabase(String host, int port, String user, String password, AutoCloseable handle) {
+  private TestDatabase(String host, int port, String adminDatabase, String user, String password,
+                       AutoCloseable handle) {
     this.host = host;
+    this.adminDatabase = adminDatabase;
     this.port = port;
     this.user = user;
     this.password = password;
@@ -47,14 +52,15 @@ public final class TestDatabase {
         var pg = new org.testcontainers.postgresql.PostgreSQLContainer("postgres:16-alpine")
             .withCommand("postgres", "-c", "max_connections=600");
         pg.start();
-        return new TestDatabase(pg.getHost(), pg.getFirstMappedPort(), pg.getUsername(), pg.getPassword(), pg::stop);
+        return new TestDatabase(pg.getHost(), pg.getFirstMappedPort(), pg.getDatabaseName(), pg.getUsername(),
+            pg.getPassword(), pg::stop);
       }
       var pg = EmbeddedPostgres.builder()
           .setServerConfig("max_connections", "600")
           .setServerConfig("shared_buffers", "256MB")
           .setServerConfig("fsync", "off")
           .start();
-      var db = new TestDatabase("127.0.0.1", pg.getPort(), "postgres", "postgres", pg);
+      var db = new TestDatabase("127.0.0.1", pg.getPort(), "postgres", "postgres", "postgres", pg);
       Runtime.getRuntime().addShutdownHook(new Thread(() -> {
         try {
           pg.close();
@@ -76,32 +82,66 @@ public final class TestDatabase {
     }
   }
 
-  /** The shared database every ordinary test uses ("postgres"); tests keep apart by unique queue names. */
+  /**
+   * The shared database every ordinary test uses; tests keep apart by unique queue names. Like {@link #fresh()} it
+   * is a copy of the migrated template, made on first use.
+   */
   public Config.Database shared() {
-    return new Config.Database(host, port, "postgres", user, password, false);
+    return database(sharedName());
   }
 
   /**
    * A new database of its own holding the broker's schema exactly as a node's first boot leaves it, for tests that
    * need isolation (counting queries, switches shared by every node of a database). It is a copy ({@code CREATE
    * DATABASE ... TEMPLATE}) of a template this JVM migrated once with {@link Migrations#apply}, so no test pays for
-   * the whole migration chain again; a node started on it finds the schema up to date.
+   * the whole migration chain again.
    */
   public Config.Database fresh() {
-    String template = migratedTemplate();
-    String name = newName();
-    // one copy at a time: PostgreSQL refuses to copy a template while another session is connected to it
-    synchronized (this) {
-      execute(shared(), "CREATE DATABASE " + name + " TEMPLATE " + template);
-    }
-    return database(name);
+    return database(copyOfTemplate(newName()));
   }
 
   /** A new database with nothing in it, for tests of the migrations themselves (a first boot, an upgrade). */
   public Config.Database empty() {
     String name = newName();
-    execute(shared(), "CREATE DATABASE " + name);
+    execute(admin(), "CREATE DATABASE " + name);
     return database(name);
+  }
+
+  /**
+   * Whether {@code db} is the shared database or one of {@link #fresh()}'s: migrated by this JVM with the migrations
+   * of this build, so a node started on it has nothing to apply ({@link TestNode} then boots it with
+   * {@code QUEEN_APPLY_SCHEMA=false}).
+   */
+  public static boolean migrated(Config.Database db) {
+    TestDatabase t = instance;
+    return t != null && db.host().equals(t.host) && db.port() == t.port && t.migrated.contains(db.database());
+  }
+
+  private synchronized String sharedName() {
+    if (shared == null) shared = copyOfTemplate("shared_" + ProcessHandle.current().pid());
+    return shared;
+  }
+
+  private synchronized String copyOfTemplate(String name) {
+    if (template == null) {
+      String t = "template_" + ProcessHandle.current().pid();
+      execute(admin(), "CREATE DATABASE " + t);
+      try {
+        Migrations.apply(database(t));
+      } catch (java.sql.SQLException e) {
+        throw new IllegalStateException("could not migrate the template database", e);
+      }
+      template = t;
+    }
+    // nobody connects to the template after its migration: PostgreSQL copies a database no session is using
+    execute(admin(), "CREATE DATABASE " + name + " TEMPLATE " + template);
+    migrated.add(name);
+    return name;
+  }
+
+  /** The server's maintenance database, where databases are created (never a test's own). */
+  private Config.Database admin() {
+    return database(adminDatabase);
   }
 
   private String newName() {
@@ -110,21 +150,6 @@ public final class TestDatabase {
 
   private Config.Database database(String name) {
     return new Config.Database(host, port, name, user, password, false);
-  }
-
-  /** The template {@link #fresh} copies: created and migrated on first use; nobody connects to it afterwards. */
-  private synchronized String migratedTemplate() {
-    if (template == null) {
-      String name = "template_" + ProcessHandle.current().pid();
-      execute(shared(), "CREATE DATABASE " + name);
-      try {
-        Migrations.apply(database(name));
-      } catch (java.sql.SQLException e) {
-        throw new IllegalStateException("could not migrate the template database", e);
-      }
-      template = name;
-    }
-    return template;
   }
 
   private static java.sql.Connection connect(Config.Database db) throws java.sql.SQLException {
