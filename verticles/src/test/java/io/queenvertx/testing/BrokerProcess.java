@@ -36,7 +36,7 @@ public final class BrokerProcess implements AutoCloseable {
       "RETENTION_", "METRICS_", "DEFAULT_");
   private static final Set<String> SETTING_NAMES = Set.of("PORT", "HOST");
   private static final Set<Process> RUNNING = ConcurrentHashMap.newKeySet();
-  private static volatile String classpath;
+  private static String classpath;
 
   static {
     Runtime.getRuntime().addShutdownHook(new Thread(() -> RUNNING.forEach(Process::destroyForcibly),
@@ -129,12 +129,8 @@ public final class BrokerProcess implements AutoCloseable {
    * The test classpath with every directory entry (the modules' {@code target/classes}) copied aside, once per test
    * JVM; jar entries are used where they are.
    */
-  private static String classpath() {
-    if (classpath == null) {
-      synchronized (BrokerProcess.class) {
-        if (classpath == null) classpath = snapshotClasspath();
-      }
-    }
+  private static synchronized String classpath() {
+    if (classpath == null) classpath = snapshotClasspath();
     return classpath;
   }
 

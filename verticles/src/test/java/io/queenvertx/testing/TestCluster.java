@@ -29,7 +29,7 @@ import org.w3c.dom.Element;
  * shipped values two members starting together need about eleven seconds to meet on loopback; with these, two.
  */
 public record TestCluster(TestNode a, TestNode b) implements AutoCloseable {
-  private static volatile Path clusterXml;
+  private static Path clusterXml;
 
   /**
    * The settings of a member of cluster {@code name} that finds the others by TCP-IP on 127.0.0.1 from Hazelcast
@@ -100,12 +100,8 @@ public record TestCluster(TestNode a, TestNode b) implements AutoCloseable {
    * The shipped {@code cluster.xml} (the copy on the classpath) with {@code connection-timeout-seconds="1"} on its
    * {@code tcp-ip} join and {@code hazelcast.wait.seconds.before.join} 1, written once per test JVM.
    */
-  public static Path clusterXml() {
-    if (clusterXml == null) {
-      synchronized (TestCluster.class) {
-        if (clusterXml == null) clusterXml = writeClusterXml();
-      }
-    }
+  public static synchronized Path clusterXml() {
+    if (clusterXml == null) clusterXml = writeClusterXml();
     return clusterXml;
   }
 
