@@ -36,7 +36,7 @@ class DeliveryIT {
   static TestNode node;
   static Vertx receivers;
   /** How soon a message of a subscription nothing holds up reaches its receiver, at the most (ms). */
-  static final long UNSTALLED_MS = 1_500;
+  static final long UNSTALLED_MS = 2_000;
 
   @BeforeAll
   static void start() {
