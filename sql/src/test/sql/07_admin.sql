@@ -30,7 +30,7 @@ BEGIN
   PERFORM qt.ok(q->>'createdAt' LIKE '%Z', 'createdAt');
   PERFORM qt.eq(queen.get_queues('00000000-0000-0000-0000-0000000000ef'), '{"queues":[]}'::jsonb, 'empty tenant');
 
-  r := queen.get_queue(t, 'adm.one');
+  r := (SELECT g.body::jsonb FROM queen.get_queue(t, 'adm.one', NULL, NULL) g);
   PERFORM qt.eq((SELECT count(*)::int FROM jsonb_object_keys(r->'options')), 21, 'detail options: 21 keys');
   PERFORM qt.eq(r->'totals', '{"total":9,"pending":5,"processing":2,"completed":2,"deadLetter":1}'::jsonb, 'totals');
   PERFORM qt.eq(r->'segments', '{"segments":3,"messages":9}'::jsonb, 'detail segments');
@@ -40,8 +40,19 @@ BEGIN
   PERFORM qt.eq(p->>'id', pa::text, 'partition id');
   PERFORM qt.eq(p->'stats', '{"total":6,"pending":2,"processing":2,"completed":2,"failed":null,"deadLetter":1}'::jsonb, 'partition stats');
   PERFORM qt.ok(p->>'oldestMessage' <= p->>'newestMessage', 'oldest <= newest');
-  PERFORM qt.eq(queen.get_queue(t, 'nope'), '{"error":"Queue not found"}'::jsonb, 'missing queue');
-  PERFORM qt.eq(queen.get_queue(qt.tenant(), 'adm.one'), '{"error":"Queue not found"}'::jsonb, 'other tenant cannot see it');
+  -- one partition a page: a, then b after a, and no page after b; the totals stay the queue's
+  PERFORM qt.eq((SELECT jsonb_path_query_array(g.body::jsonb, '$.partitions[*].name')
+                        || COALESCE(to_jsonb(g.next_after), 'null'::jsonb)
+                 FROM queen.get_queue(t, 'adm.one', NULL, 1) g), '["a","a"]'::jsonb, 'first page of one');
+  PERFORM qt.eq((SELECT jsonb_path_query_array(g.body::jsonb, '$.partitions[*].name')
+                        || COALESCE(to_jsonb(g.next_after), 'null'::jsonb)
+                 FROM queen.get_queue(t, 'adm.one', 'a', 1) g), '["b",null]'::jsonb, 'page after a, the last');
+  PERFORM qt.eq((SELECT g.body::jsonb->'totals' FROM queen.get_queue(t, 'adm.one', 'a', 1) g), r->'totals',
+                'a page keeps the totals');
+  PERFORM qt.eq((SELECT g.body::jsonb FROM queen.get_queue(t, 'nope', NULL, NULL) g),
+                '{"error":"Queue not found"}'::jsonb, 'missing queue');
+  PERFORM qt.eq((SELECT g.body::jsonb FROM queen.get_queue(qt.tenant(), 'adm.one', NULL, NULL) g),
+                '{"error":"Queue not found"}'::jsonb, 'other tenant cannot see it');
 
   -- delete
   d := queen.delete_queue(t, 'adm.one');

@@ -9,7 +9,8 @@
 --
 -- Ground rules (shared/spec):
 --   * SQL never hashes and never decodes a blob. The broker sends 16-byte xxh3-128 hashes (one per frame, frame order)
---     and an opaque, already-packed blob; SQL stores bytea and slices by offset arithmetic.
+--     and an opaque, already-packed blob; SQL stores bytea and slices by offset arithmetic. (The one exception: a pop's
+--     byte budget reads the uncompressedLength field of the segment header, R__30_pop.sql.)
 --   * Positions are one dense BIGINT offset per partition. A segment covers [base_offset, end_offset] (inclusive).
 --   * log_consumers.committed is the LAST acked offset (next wanted = committed + 1); a lease covers (committed, batch_end].
 --   * Lock order (ENGINE §1.4): queues -> log_partitions (ascending id) -> log_consumers (ascending partition_id, group)

@@ -7,6 +7,7 @@
 --   log_pop           one pop (log_pop_many with one worker)
 --   _log_pop_candidates  the partitions a group could be handed now (inlined into log_pop_many's queries)
 --   _log_pop_claim    claims one (partition, group) and computes its slices
+--   _log_pop_bytes    what a segment's frames weigh in a pop's answer (the byte budget's measure)
 --   _log_cursor_start    where a new cursor starts under a subscription mode (also consumer_group_seek's)
 --   log_renew_lease   extends a worker's live leases
 --
@@ -29,6 +30,15 @@
 -- LIMIT, so the generic plan is the same plan (PopCostIT measures the backlog walk with it and checks the setting). The
 -- SET clause restores only plan_cache_mode at exit; the synchronous_commit set below is not a SET clause and still
 -- lasts until the transaction ends.
+--
+-- Byte budget. A pop may also be given p_max_bytes (QUEEN_POP_MAX_BYTES): it then stops taking messages once what it
+-- took would render to about that many bytes of JSON, always delivering at least one message per partition it claims,
+-- so a pop of 10,000 large messages cannot build a response of gigabytes. The measure is each segment's
+-- uncompressedLength (bytes 8..11 of the segment header, Segment.java) spread evenly over its frames, plus 256 bytes
+-- per message for the JSON fields around its payload: the only place SQL reads inside a blob, four bytes at a fixed
+-- offset (a slice read: a TOASTed blob is not fetched whole), and only when a budget is given. The budget is applied
+-- where the slices are chosen, before the lease is written: a pop that delivered fewer messages than it claimed would
+-- leave them under its lease (or, with autoAck, past the cursor, lost).
 --
 -- Pops commit without waiting for the WAL flush: log_pop_many sets synchronous_commit off for the calling transaction
 -- (set_config(..., true) outside any function SET clause lasts until the transaction ends). A pop writes only a lease
@@ -56,6 +66,23 @@ AS $$
                                                  AND s.created_at >= p_ts
                                                ORDER BY s.base_offset LIMIT 1), p_last)
                ELSE GREATEST(p_log_start - 1, -1) END
+$$;
+
+-- The bytes one message of a segment adds to a pop's answer, by the byte budget's measure (see the header): its share
+-- of the segment's uncompressedLength plus 256. p_hdr is the blob's first 12 bytes, sliced once by the caller (each
+-- substring of a TOASTed blob is a read of its first chunk), p_stored the blob's size (free: octet_length does not
+-- fetch a TOASTed value), counted instead for a blob without the segment header (magic 'QS', version 1). One
+-- expression without FROM, so the planner inlines it (a SQL function it cannot inline is parsed and planned on every
+-- call).
+CREATE OR REPLACE FUNCTION queen._log_pop_bytes(p_hdr bytea, p_stored bigint, p_frames integer)
+RETURNS bigint
+LANGUAGE sql IMMUTABLE
+AS $$
+    SELECT CASE WHEN octet_length(p_hdr) = 12 AND get_byte(p_hdr, 0) = 81 AND get_byte(p_hdr, 1) = 83
+                     AND get_byte(p_hdr, 2) = 1
+                THEN get_byte(p_hdr, 8) + 256 * get_byte(p_hdr, 9) + 65536 * get_byte(p_hdr, 10)
+                     + 16777216::bigint * get_byte(p_hdr, 11)
+                ELSE p_stored END / GREATEST(p_frames, 1) + 256
 $$;
 
 -- The partitions of a queue a group could be handed now: something past the group's cursor (or no cursor yet) and no
@@ -90,7 +117,10 @@ $$;
 --   p_partition NULL    -> any partition of the queue (random candidates, shared budget, p_max_partitions cap).
 --   p_group NULL or ''  -> '__QUEUE_MODE__'.
 --   p_workers NULL      -> one pop with no worker.
+--   p_max_bytes NULL or <= 0 -> no byte budget; else each pop's byte budget (see the header).
 -- Commits asynchronously (see the header).
+DROP FUNCTION IF EXISTS queen.log_pop_many(uuid, text, text, text, integer, integer, integer, text[], boolean, text,
+                                            timestamptz, text, text);
 CREATE OR REPLACE FUNCTION queen.log_pop_many(
     p_tenant         uuid,
     p_queue          text,
@@ -104,7 +134,8 @@ CREATE OR REPLACE FUNCTION queen.log_pop_many(
     p_sub_mode       text,
     p_sub_from       timestamptz,
     p_namespace      text DEFAULT NULL,
-    p_task           text DEFAULT NULL
+    p_task           text DEFAULT NULL,
+    p_max_bytes      bigint DEFAULT NULL
 ) RETURNS TABLE (
     pop_idx          integer,
     partition_id     uuid,
@@ -129,6 +160,8 @@ DECLARE
     v_now       timestamptz := clock_timestamp();
     v_budget    integer := GREATEST(COALESCE(p_budget, 1), 1);
     v_remaining integer := GREATEST(COALESCE(p_budget, 1), 1);
+    v_bytes     bigint := CASE WHEN p_max_bytes > 0 THEN p_max_bytes END;   -- NULL: no byte budget
+    v_bytes_left bigint := CASE WHEN p_max_bytes > 0 THEN p_max_bytes END;
     v_pops      integer := GREATEST(COALESCE(cardinality(p_workers), 1), 1);
     v_i         integer := 1;                     -- the pop being served; past v_pops once all are served
     v_maxp      integer;
@@ -321,7 +354,7 @@ BEGIN
 
                 v_r := queen._log_pop_claim(                 -- an expression, not a statement: no executor start
                     v_pid, v_group, v_remaining, v_lease, p_workers[v_i], COALESCE(p_auto_ack, false),
-                    v_seed_mode, v_seed_ts, v_q.delayed_processing, v_q.window_buffer, v_now);
+                    v_seed_mode, v_seed_ts, v_q.delayed_processing, v_q.window_buffer, v_now, v_bytes_left);
 
                 IF v_r.o_taken > 0 AND cardinality(v_r.o_bases) = 1 AND v_r.o_head_blob IS NOT NULL THEN
                     -- One slice, of the head segment the claim read with its blob (a batch-1 pop, say): emitted
@@ -351,11 +384,13 @@ BEGIN
                 END IF;
                 IF v_r.o_taken > 0 THEN
                     v_remaining := v_remaining - v_r.o_taken;
+                    v_bytes_left := v_bytes_left - v_r.o_bytes;
                     v_claimed := v_claimed + 1;
                     v_q_claimed := v_q_claimed + 1;
-                    IF v_remaining <= 0 OR v_claimed >= v_maxp THEN
+                    IF v_remaining <= 0 OR v_claimed >= v_maxp OR v_bytes_left <= 0 THEN
                         v_i := v_i + 1;                   -- this pop is served: the next one takes what is left
                         v_remaining := v_budget;
+                        v_bytes_left := v_bytes;
                         v_claimed := 0;
                         EXIT WHEN v_i > v_pops;
                     END IF;
@@ -433,6 +468,8 @@ $$;
 -- is claimed FOR UPDATE SKIP LOCKED, a missing row is created under a transaction-scoped TRY advisory lock.
 -- Returns the slices as arrays (bases/starts/takes/counts, offset order) so the caller fetches blobs in one pass.
 -- p_seed_mode/p_seed_ts: how to seed a missing cursor row ('all' | 'new' | 'timestamp').
+-- p_max_bytes: the pop's byte budget left (NULL: none); o_bytes: what the slices taken weigh by its measure (0 without
+-- a budget). The head slice always takes at least one frame; the others stop where the budget runs out.
 DROP FUNCTION IF EXISTS queen._log_pop_claim(uuid, text, integer, integer, text, boolean, text, timestamptz, integer,
                                               integer, timestamptz);
 CREATE OR REPLACE FUNCTION queen._log_pop_claim(
@@ -447,6 +484,7 @@ CREATE OR REPLACE FUNCTION queen._log_pop_claim(
     p_delayed   integer,
     p_window    integer,
     p_now       timestamptz,
+    p_max_bytes bigint,
     OUT o_bases   bigint[],
     OUT o_starts  integer[],
     OUT o_takes   integer[],
@@ -455,7 +493,8 @@ CREATE OR REPLACE FUNCTION queen._log_pop_claim(
     OUT o_attempt integer,
     OUT o_expires timestamptz,
     OUT o_head_created timestamptz,
-    OUT o_head_blob    bytea
+    OUT o_head_blob    bytea,
+    OUT o_bytes        bigint
 )
 LANGUAGE plpgsql
 AS $$
@@ -482,8 +521,13 @@ DECLARE
     v_w_taken   integer;
     v_w_first   bigint;
     v_w_last    bigint;
+    v_w_bytes   bigint;
+    v_hw        bigint;                           -- the head segment's bytes per message (byte budget, batch > 1)
+    v_hhdr      bytea;                            -- its first 12 bytes, and its stored size
+    v_hstored   bigint;
 BEGIN
     o_taken := 0;
+    o_bytes := 0;
 
     -- window_buffer: the whole partition waits until it has been quiet for N seconds.
     IF COALESCE(p_window, 0) > 0 THEN
@@ -500,7 +544,10 @@ BEGIN
     LOOP
         SELECT c.committed, c.attempt_offset, c.attempt_count, p.last_offset,
                h.base_offset AS h_base, h.end_offset AS h_end, h.created_at AS h_created,
-               CASE WHEN h.end_offset > c.committed THEN h.blob END AS h_blob
+               CASE WHEN h.end_offset > c.committed THEN h.blob END AS h_blob,
+               CASE WHEN p_max_bytes IS NOT NULL AND p_budget > 1 AND h.end_offset > c.committed
+                    THEN substring(h.blob FROM 1 FOR 12) END AS h_hdr,
+               octet_length(h.blob) AS h_stored
         INTO v_c
         FROM queen.log_consumers c
         JOIN queen.log_partitions p ON p.id = c.partition_id
@@ -546,17 +593,26 @@ BEGIN
     -- it (a retention gap; or the row changed under the lock, when the probe may be of the old cursor) is made again.
     IF v_c.h_base IS NOT NULL AND v_c.h_base <= v_wanted AND v_c.h_end >= v_wanted THEN
         v_hb := v_c.h_base; v_he := v_c.h_end; v_hc := v_c.h_created;
-        v_hblob := v_c.h_blob;
+        v_hblob := v_c.h_blob; v_hhdr := v_c.h_hdr; v_hstored := v_c.h_stored;
     ELSE
-        SELECT s.base_offset, s.end_offset, s.created_at INTO v_hb, v_he, v_hc
+        SELECT s.base_offset, s.end_offset, s.created_at,
+               CASE WHEN p_max_bytes IS NOT NULL AND p_budget > 1 THEN substring(s.blob FROM 1 FOR 12) END,
+               octet_length(s.blob)
+        INTO v_hb, v_he, v_hc, v_hhdr, v_hstored
         FROM queen.log_segments s
         WHERE s.partition_id = p_pid AND s.base_offset <= v_wanted
         ORDER BY s.base_offset DESC LIMIT 1;
     END IF;
+    IF p_max_bytes IS NOT NULL AND p_budget > 1 THEN
+        v_hw := queen._log_pop_bytes(v_hhdr, v_hstored, (v_he - v_hb + 1)::integer);
+    END IF;
     IF v_hb IS NOT NULL AND v_he >= v_wanted THEN
         v_any_data := true;
         IF v_deadline IS NULL OR v_hc <= v_deadline THEN
-            v_take := LEAST(v_he - v_wanted + 1, v_budget)::integer;
+            -- (a one-message pop takes its one frame whatever it weighs: the head is not weighed then)
+            v_take := LEAST(v_he - v_wanted + 1, v_budget,
+                            CASE WHEN v_hw IS NOT NULL THEN GREATEST(p_max_bytes / v_hw, 1) END)::integer;
+            o_bytes  := COALESCE(v_take * v_hw, 0);
             o_bases  := o_bases  || v_hb;
             o_starts := o_starts || (v_wanted - v_hb)::integer;
             o_takes  := o_takes  || v_take;
@@ -574,26 +630,45 @@ BEGIN
     -- Forward walk: every later segment from frame 0; retention gaps are simply skipped; delayed segments are a suffix.
     -- One set-based statement (no per-segment plpgsql): segment i is taken while the frames before it leave budget
     -- and neither it nor any segment before it is delayed; the last one taken may be cut.
-    IF o_taken < v_budget THEN
+    IF o_taken < v_budget AND (p_max_bytes IS NULL OR o_bytes < p_max_bytes) THEN
+        -- With a byte budget, segment i is also taken only while the bytes before it leave budget, and is cut to the
+        -- frames that fit (at least one): w (bytes per message) is read from the segment header only then.
         SELECT count(*) > 0,
                array_agg(w.base_offset ORDER BY w.base_offset) FILTER (WHERE w.ok),
                array_agg(w.tk ORDER BY w.base_offset) FILTER (WHERE w.ok),
                array_agg(w.cnt ORDER BY w.base_offset) FILTER (WHERE w.ok),
                COALESCE(sum(w.tk) FILTER (WHERE w.ok), 0),
                min(w.base_offset) FILTER (WHERE w.ok),
-               max(w.base_offset + w.tk - 1) FILTER (WHERE w.ok)
-        INTO v_w_any, v_w_bases, v_w_takes, v_w_counts, v_w_taken, v_w_first, v_w_last
+               max(w.base_offset + w.tk - 1) FILTER (WHERE w.ok),
+               COALESCE(sum(w.tk * w.w) FILTER (WHERE w.ok), 0)
+        INTO v_w_any, v_w_bases, v_w_takes, v_w_counts, v_w_taken, v_w_first, v_w_last, v_w_bytes
         FROM (
-            SELECT s.base_offset, s.cnt, LEAST(s.cnt, v_budget - o_taken - s.before)::integer AS tk,
-                   (s.before < v_budget - o_taken AND NOT s.delayed) AS ok
+            SELECT s.base_offset, s.cnt, s.w,
+                   LEAST(s.cnt, v_budget - o_taken - s.before,
+                         CASE WHEN p_max_bytes IS NOT NULL
+                              THEN GREATEST((p_max_bytes - o_bytes - s.bytes_before) / s.w, 1) END)::integer AS tk,
+                   (s.before < v_budget - o_taken AND NOT s.delayed
+                    AND (p_max_bytes IS NULL OR s.bytes_before < p_max_bytes - o_bytes)) AS ok
             FROM (
-                SELECT s0.base_offset, s0.cnt,
+                SELECT s0.base_offset, s0.cnt, s0.w,
                        COALESCE(sum(s0.cnt) OVER (ORDER BY s0.base_offset
                                                   ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before,
+                       COALESCE(sum(s0.cnt * s0.w) OVER (ORDER BY s0.base_offset
+                                                         ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)
+                           AS bytes_before,
                        bool_or(v_deadline IS NOT NULL AND s0.created_at > v_deadline)
                            OVER (ORDER BY s0.base_offset ROWS UNBOUNDED PRECEDING) AS delayed
-                FROM (SELECT s1.base_offset, (s1.end_offset - s1.base_offset + 1)::integer AS cnt, s1.created_at
+                FROM (SELECT s1.base_offset, (s1.end_offset - s1.base_offset + 1)::integer AS cnt, s1.created_at,
+                             CASE WHEN p_max_bytes IS NOT NULL
+                                  THEN queen._log_pop_bytes(hx.hdr, octet_length(s1.blob),
+                                                            (s1.end_offset - s1.base_offset + 1)::integer)
+                                  ELSE 0 END AS w
                       FROM queen.log_segments s1
+                      -- the header sliced once per segment (OFFSET 0 keeps the subquery from being pulled up and
+                      -- its substring copied into every use), and only with a byte budget
+                      CROSS JOIN LATERAL (SELECT CASE WHEN p_max_bytes IS NOT NULL
+                                                      THEN substring(s1.blob FROM 1 FOR 12) END AS hdr
+                                          OFFSET 0) hx
                       WHERE s1.partition_id = p_pid AND s1.base_offset > v_wanted
                       ORDER BY s1.base_offset
                       LIMIT v_budget - o_taken) s0      -- every segment gives at least one frame
@@ -606,6 +681,7 @@ BEGIN
             o_takes  := o_takes  || v_w_takes;
             o_counts := o_counts || v_w_counts;
             o_taken  := o_taken + v_w_taken;
+            o_bytes  := o_bytes + v_w_bytes;
             v_start  := COALESCE(v_start, v_w_first);
             v_lastdel := v_w_last;
         END IF;

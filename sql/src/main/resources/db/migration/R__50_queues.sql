@@ -180,35 +180,47 @@ AS $$
     ) x
 $$;
 
--- GET /api/v1/resources/queues/:queue
-CREATE OR REPLACE FUNCTION queen.get_queue(p_tenant uuid, p_queue text)
-RETURNS jsonb
+-- GET /api/v1/resources/queues/:queue?limit=&cursor=: the queue with one page of its partitions, the first p_limit in
+-- name order after p_after (exclusive; NULL: from the first); totals, segments and retainedBytes are over every
+-- partition. body is the JSON document (or {"error":"Queue not found"}); next_after is the page's last partition name
+-- when more partitions follow, else NULL. Every partition's figures are read once (the totals need them all), but only
+-- the page's are rendered: a queue of 100,000 partitions answered 35 MB in one document.
+DROP FUNCTION IF EXISTS queen.get_queue(uuid, text);
+CREATE OR REPLACE FUNCTION queen.get_queue(p_tenant uuid, p_queue text, p_after text, p_limit integer)
+RETURNS TABLE (body text, next_after text)
 LANGUAGE plpgsql STABLE
 AS $$
 DECLARE
     v_q     queen.queues;
-    v_parts jsonb;
+    v_limit integer := GREATEST(COALESCE(p_limit, 1000), 1);
     v_tot   record;
 BEGIN
     v_q := queen._log_queue(p_tenant, p_queue);
     IF v_q.id IS NULL THEN
-        RETURN jsonb_build_object('error', 'Queue not found');
+        RETURN QUERY SELECT jsonb_build_object('error', 'Queue not found')::text, NULL::text;
+        RETURN;
     END IF;
 
-    SELECT COALESCE(jsonb_agg(queen._log_partition_ref(s.pid, s.pname, s.pcreated) || jsonb_build_object(
-               'stats', jsonb_build_object('total', s.total, 'pending', s.pending, 'processing', s.processing,
-                                           'completed', s.completed, 'failed', NULL, 'deadLetter', s.dead_letter),
-               'oldestMessage', queen._log_ts(s.oldest),
-               'newestMessage', queen._log_ts(s.newest)) ORDER BY s.pname), '[]'::jsonb) AS parts,
+    WITH s AS MATERIALIZED (SELECT * FROM queen._log_partition_stats(v_q.id)),
+    page AS (
+        SELECT s.* FROM s
+        WHERE s.pname >= COALESCE(p_after, '') AND (p_after IS NULL OR s.pname <> p_after)
+        ORDER BY s.pname LIMIT v_limit + 1),
+    shown AS (SELECT page.* FROM page ORDER BY page.pname LIMIT v_limit)
+    SELECT (SELECT COALESCE(jsonb_agg(queen._log_partition_ref(x.pid, x.pname, x.pcreated) || jsonb_build_object(
+                'stats', jsonb_build_object('total', x.total, 'pending', x.pending, 'processing', x.processing,
+                                            'completed', x.completed, 'failed', NULL, 'deadLetter', x.dead_letter),
+                'oldestMessage', queen._log_ts(x.oldest),
+                'newestMessage', queen._log_ts(x.newest)) ORDER BY x.pname), '[]'::jsonb) FROM shown x) AS parts,
+           CASE WHEN (SELECT count(*) FROM page) > v_limit THEN (SELECT max(x.pname) FROM shown x) END AS next_after,
            COALESCE(sum(s.total), 0) AS total, COALESCE(sum(s.pending), 0) AS pending,
            COALESCE(sum(s.processing), 0) AS processing, COALESCE(sum(s.completed), 0) AS completed,
            COALESCE(sum(s.dead_letter), 0) AS dead_letter, COALESCE(sum(s.bytes), 0) AS bytes,
            COALESCE(sum(s.segs), 0) AS segs, COALESCE(sum(s.seg_msgs), 0) AS seg_msgs
     INTO v_tot
-    FROM queen._log_partition_stats(v_q.id) s;
-    v_parts := v_tot.parts;
+    FROM s;
 
-    RETURN jsonb_build_object(
+    RETURN QUERY SELECT jsonb_build_object(
         'id', v_q.id,
         'name', v_q.name,
         'namespace', COALESCE(NULLIF(v_q.namespace, ''), queen._log_name_ns(v_q.name)),
@@ -216,11 +228,12 @@ BEGIN
         'createdAt', queen._log_ts(v_q.created_at),
         'options', jsonb_build_object('namespace', COALESCE(v_q.namespace, ''), 'task', COALESCE(v_q.task, ''))
                    || queen._log_queue_options(v_q),
-        'partitions', v_parts,
+        'partitions', v_tot.parts,
         'totals', jsonb_build_object('total', v_tot.total, 'pending', v_tot.pending, 'processing', v_tot.processing,
                                      'completed', v_tot.completed, 'deadLetter', v_tot.dead_letter),
         'retainedBytes', v_tot.bytes,
-        'segments', jsonb_build_object('segments', v_tot.segs, 'messages', v_tot.seg_msgs));
+        'segments', jsonb_build_object('segments', v_tot.segs, 'messages', v_tot.seg_msgs))::text,
+        v_tot.next_after;
 END;
 $$;
 

@@ -111,7 +111,8 @@ $$;
 --   p_ts          -> committed = (first retained segment with created_at >= p_ts).base_offset - 1, else last_offset:
 --                    the group receives again exactly the messages whose createdAt is at or after p_ts, in order
 --                    (createdAt is the segment's stamp, which only grows with the offset inside a partition).
--- A cursor row the group does not have yet is created. The lease, the retry budget and the redelivery counter of
+-- A cursor row the group does not have yet is created, and a group not registered on the queue yet is registered.
+-- The lease, the retry budget and the redelivery counter of
 -- the (partition, group) are reset. A queue or partition the tenant does not have answers
 -- {"success":false,"error":"Queue not found or has no partitions"} / {"success":false,"error":"Partition not found"}
 -- (404 at the route).
@@ -162,6 +163,15 @@ BEGIN
     END IF;
 
     DELETE FROM queen.consumer_watermarks w WHERE w.queue_id = v_qid AND w.consumer_group = p_group;
+
+    -- A group meeting the queue here is registered on it, as a pop would have registered it: the listing
+    -- (queen.consumer_groups) finds groups by their registrations, and a partition the group first meets later starts
+    -- at the seek's time (everything after it). A registration the group has already is left as it is.
+    INSERT INTO queen.consumer_groups_metadata
+        (tenant_id, consumer_group, queue_id, partition_name, namespace, task, subscription_mode,
+         subscription_timestamp)
+    VALUES (v_tenant, p_group, v_qid, '', '', '', 'timestamp', CASE WHEN v_to_end THEN now() ELSE p_ts END)
+    ON CONFLICT DO NOTHING;
 
     IF p_partition IS NOT NULL THEN
         RETURN jsonb_build_object('success', true, 'consumerGroup', p_group, 'queueName', p_queue,

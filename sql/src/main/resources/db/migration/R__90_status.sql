@@ -177,6 +177,10 @@ AS $$ SELECT jsonb_build_object('tasks', queen._st_grouped(p_tenant, 'task')) $$
 --             consumed for an hour while messages older than an hour wait;
 --   'Lagging' otherwise, maxTimeLag > 60 s;
 --   'Stable'  otherwise (caught up, or the oldest unconsumed message is at most a minute old).
+-- One row per cursor of the group p_group (NULL: of every group) in the tenant. The cursors come from one of two
+-- UNION ALL branches, the other cut at run time: every cursor of the tenant's queues for p_group NULL, else the
+-- group's own through log_consumers_group (V20), also when p_group is a column of an outer query (the listing's
+-- LATERAL), where "p_group IS NULL OR c.consumer_group = p_group" would be no index bound.
 CREATE OR REPLACE FUNCTION queen._st_group_rows(p_tenant uuid, p_group text)
 RETURNS TABLE (grp text, qname text, pname text, pid uuid, committed bigint, last_offset bigint, lag bigint,
                live boolean, lease_expires timestamptz, lease_acquired timestamptz, lag_seconds bigint)
@@ -187,13 +191,14 @@ AS $$
            CASE WHEN k.cur < p.last_offset THEN queen._st_age_s(queen._st_unconsumed_at(p.id, k.cur + 1)) ELSE 0 END
     FROM queen.queues q
     JOIN queen.log_partitions p ON p.queue_id = q.id
-    JOIN queen.log_consumers c ON c.partition_id = p.id
+    JOIN (SELECT c0.* FROM queen.log_consumers c0 WHERE p_group IS NULL
+          UNION ALL
+          SELECT c1.* FROM queen.log_consumers c1 WHERE c1.consumer_group = p_group) c ON c.partition_id = p.id
     CROSS JOIN LATERAL (
         SELECT LEAST(GREATEST(c.committed, p.log_start - 1), p.last_offset) AS cur,
                (c.worker_id IS NOT NULL AND c.batch_end IS NOT NULL AND c.lease_expires_at > now()) AS live
     ) k
     WHERE q.tenant_id = COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001')
-      AND (p_group IS NULL OR c.consumer_group = p_group)
 $$;
 
 CREATE OR REPLACE FUNCTION queen._st_groups(p_tenant uuid, p_group text)
@@ -225,22 +230,59 @@ AS $$
     FROM g
 $$;
 
--- GET /api/v1/consumer-groups: a JSON array ordered by group name.
-CREATE OR REPLACE FUNCTION queen.consumer_groups(p_tenant uuid)
-RETURNS jsonb
+-- GET /api/v1/consumer-groups?limit=&cursor=: one page of the tenant's groups in name order, the first p_limit after
+-- p_after (exclusive; NULL: from the first). body is the page as a JSON array; next_after is the page's last name when
+-- more groups follow, else NULL. The names come from the tenant's group registrations (consumer_groups_metadata: every
+-- group with a cursor has one on the cursor's queue, written by its first pop or seek), walked on cgm_identity_uk one
+-- probe per name (the next name above the last: a loose index scan), keeping those with a cursor on a registered
+-- queue, and stopping one past the page: the cost is the page's groups, not the number of groups or of tenants.
+DROP FUNCTION IF EXISTS queen.consumer_groups(uuid);
+CREATE OR REPLACE FUNCTION queen.consumer_groups(p_tenant uuid, p_after text, p_limit integer)
+RETURNS TABLE (body text, next_after text)
 LANGUAGE sql STABLE
 AS $$
-    SELECT COALESCE(jsonb_agg(g.entry ORDER BY g.name), '[]'::jsonb) FROM queen._st_groups(p_tenant, NULL) g
+    WITH RECURSIVE walk(name) AS (
+        SELECT (SELECT m.consumer_group FROM queen.consumer_groups_metadata m
+                WHERE m.tenant_id = COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001')
+                  AND m.consumer_group > COALESCE(p_after, '')
+                ORDER BY m.consumer_group LIMIT 1)
+        UNION ALL
+        SELECT (SELECT m.consumer_group FROM queen.consumer_groups_metadata m
+                WHERE m.tenant_id = COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001')
+                  AND m.consumer_group > w.name
+                ORDER BY m.consumer_group LIMIT 1)
+        FROM walk w
+        WHERE w.name IS NOT NULL
+    ), found AS (
+        SELECT w.name
+        FROM walk w
+        WHERE w.name IS NOT NULL AND EXISTS (
+            SELECT 1
+            FROM queen.consumer_groups_metadata m
+            JOIN queen.log_partitions p ON p.queue_id = m.queue_id
+            JOIN queen.log_consumers c ON c.partition_id = p.id AND c.consumer_group = m.consumer_group
+            WHERE m.tenant_id = COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001')
+              AND m.consumer_group = w.name)
+        LIMIT GREATEST(p_limit, 1) + 1
+    ), page AS (
+        SELECT f.name FROM found f ORDER BY f.name LIMIT GREATEST(p_limit, 1)
+    )
+    SELECT (SELECT COALESCE(jsonb_agg(g.entry ORDER BY g.name), '[]'::jsonb)
+            FROM page CROSS JOIN LATERAL queen._st_groups(p_tenant, page.name) g)::text,
+           CASE WHEN (SELECT count(*) FROM found) > GREATEST(p_limit, 1) THEN (SELECT max(page.name) FROM page) END
 $$;
 
--- GET /api/v1/consumer-groups/lagging?minLagSeconds= (default 3600): the groups with maxTimeLag >= the threshold.
+-- GET /api/v1/consumer-groups/lagging?minLagSeconds= (default 3600): the groups with maxTimeLag >= the threshold. The
+-- lag of every cursor is read once, without JSON; only the lagging groups' entries are built.
 CREATE OR REPLACE FUNCTION queen.consumer_groups_lagging(p_tenant uuid, p_min_lag_seconds bigint)
 RETURNS jsonb
 LANGUAGE sql STABLE
 AS $$
     SELECT COALESCE(jsonb_agg(g.entry ORDER BY g.name), '[]'::jsonb)
-    FROM queen._st_groups(p_tenant, NULL) g
-    WHERE g.max_time_lag >= COALESCE(p_min_lag_seconds, 3600)
+    FROM (SELECT r.grp FROM queen._st_group_rows(p_tenant, NULL) r
+          GROUP BY r.grp
+          HAVING max(r.lag_seconds) >= COALESCE(p_min_lag_seconds, 3600)) l
+    CROSS JOIN LATERAL queen._st_groups(p_tenant, l.grp) g
 $$;
 
 -- GET /api/v1/consumer-groups/:group: the entry, or {"error":"Consumer group not found"} (404 by §1.4).

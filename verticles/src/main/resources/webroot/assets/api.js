@@ -38,6 +38,19 @@ const listeners = new Set();
 export function onRefused(fn) { listeners.add(fn); }
 
 export async function api(method, path, body) {
+  return (await request(method, path, body)).json;
+}
+
+/**
+ * A GET of one page of a listing paged by cursor (consumer groups, a queue's partitions, a message's traces): the
+ * answer, and the cursor of the next page from the X-Next-Cursor header (null on the last page).
+ */
+export async function getPage(path) {
+  const { json, res } = await request('GET', path);
+  return { json, next: res.headers.get('X-Next-Cursor') };
+}
+
+async function request(method, path, body) {
   const headers = {};
   if (session.token) headers.Authorization = 'Bearer ' + session.token;
   if (session.tenant) headers['x-queen-tenant'] = session.tenant;
@@ -51,7 +64,7 @@ export async function api(method, path, body) {
   if (calls.length > 500) calls.shift();
   if (res.status === 401 || res.status === 403) listeners.forEach((fn) => fn(res.status, json));
   if (!res.ok) throw new ApiError(res.status, json, text, path);
-  return json;
+  return { json, res };
 }
 
 export const get = (path) => api('GET', path);

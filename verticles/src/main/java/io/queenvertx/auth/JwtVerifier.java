@@ -4,6 +4,8 @@ import io.queenvertx.boot.JwtSettings;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.math.BigInteger;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.KeyFactory;
@@ -29,7 +31,9 @@ import javax.crypto.spec.SecretKeySpec;
  * Verifies a compact JWS the way Queen's broker does (API.md §2), with one fixed message per failure so clients can
  * tell them apart: header and algorithm, key (HMAC secret, PEM public key, or JWKS by {@code kid}), signature, then
  * the time claims with clock skew, issuer and audience. The JCA verifies signatures; this class only decides which
- * failure a token has.
+ * failure a token has. Beyond Queen: the header and claims must be valid UTF-8, a {@code crit} header is refused
+ * (RFC 7515 §4.1.11: no extension is understood here), and with {@code QUEEN_JWT_REQUIRE_EXP} (the default) a token
+ * without {@code exp} is refused.
  */
 public final class JwtVerifier {
   /** A verified token: its subject and role set. */
@@ -87,14 +91,17 @@ public final class JwtVerifier {
     JsonObject payload;
     byte[] sig;
     try {
-      header = new JsonObject(new String(b64(parts[0]), StandardCharsets.UTF_8));
-      payload = new JsonObject(new String(b64(parts[1]), StandardCharsets.UTF_8));
+      header = new JsonObject(utf8(b64(parts[0])));
+      payload = new JsonObject(utf8(b64(parts[1])));
       sig = b64(parts[2]);
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | CharacterCodingException e) {
       throw TokenRejected.unauthorized("Bad token header");
     }
     String alg = header.getValue("alg") instanceof String a ? a : "";
     if (!accepted(alg)) throw TokenRejected.unauthorized("Unsupported token algorithm");
+    // RFC 7515 4.1.11: a recipient must refuse a JWS whose "crit" names an extension it does not understand, and
+    // this verifier understands none
+    if (header.containsKey("crit")) throw TokenRejected.unauthorized("Bad token header");
     byte[] signed = (parts[0] + "." + parts[1]).getBytes(StandardCharsets.US_ASCII);
     if (!signatureValid(alg, header.getString("kid", ""), signed, sig)) {
       throw TokenRejected.unauthorized("Invalid token signature");
@@ -103,6 +110,7 @@ public final class JwtVerifier {
     Long exp = numericDate(payload, "exp");
     Long nbf = numericDate(payload, "nbf");
     Long iat = numericDate(payload, "iat");
+    if (exp == null && cfg.requireExp()) throw TokenRejected.unauthorized("Token has no expiry");
     if (exp != null && nowSeconds > sat(exp, skew)) throw TokenRejected.unauthorized("Token has expired");
     if (nbf != null && sat(nowSeconds, skew) < nbf) throw TokenRejected.unauthorized("Token not yet valid");
     if (iat != null && sat(nowSeconds, skew) < iat) throw TokenRejected.unauthorized("Token issued in the future");
@@ -242,6 +250,12 @@ public final class JwtVerifier {
       return KeyFactory.getInstance("Ed25519").generatePublic(spec);
     }
     return null;
+  }
+
+  /** Strict UTF-8: a malformed sequence (an overlong form, a surrogate, a stray byte) is refused, not replaced. */
+  private static String utf8(byte[] b) throws CharacterCodingException {
+    return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+        .onUnmappableCharacter(CodingErrorAction.REPORT).decode(java.nio.ByteBuffer.wrap(b)).toString();
   }
 
   private static byte[] b64(String s) {

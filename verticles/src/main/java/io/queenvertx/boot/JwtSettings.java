@@ -18,6 +18,10 @@ import java.util.Set;
  * @param issuer {@code JWT_ISSUER} (empty: not checked)
  * @param audience {@code JWT_AUDIENCE} (empty: not checked)
  * @param clockSkewS {@code JWT_CLOCK_SKEW} (30, at least 0): allowed skew for {@code exp}, {@code nbf}, {@code iat}
+ * @param requireExp {@code QUEEN_JWT_REQUIRE_EXP} (on): a token without an {@code exp} claim is 401
+ *     {@code Token has no expiry}. On by default although Queen accepts such tokens: the broker keeps no revocation
+ *     list, so a token without {@code exp} that leaks stays valid for as long as its key does. Off restores Queen's
+ *     behaviour for deployments whose tokens carry no {@code exp}.
  * @param skipPaths {@code JWT_SKIP_PATHS} ("/health,/metrics/prometheus,/metrics,/"): paths that need no token
  *     (exact, or a prefix when ending in {@code /})
  * @param rolesClaim {@code JWT_ROLES_CLAIM} ("role")
@@ -38,6 +42,7 @@ public record JwtSettings(
     String issuer,
     String audience,
     long clockSkewS,
+    boolean requireExp,
     String skipPaths,
     String rolesClaim,
     String rolesArrayClaim,
@@ -66,6 +71,7 @@ public record JwtSettings(
         e.str("JWT_ISSUER", ""),
         e.str("JWT_AUDIENCE", ""),
         e.lng("JWT_CLOCK_SKEW", DEFAULT_CLOCK_SKEW_S, 0, Long.MAX_VALUE),
+        e.bool("QUEEN_JWT_REQUIRE_EXP", true),
         e.str("JWT_SKIP_PATHS", DEFAULT_SKIP_PATHS),
         e.str("JWT_ROLES_CLAIM", "role"),
         e.str("JWT_ROLES_ARRAY_CLAIM", "roles"),

@@ -18,14 +18,10 @@ import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
-import io.vertx.pgclient.PgBuilder;
-import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
 import io.vertx.sqlclient.Pool;
-import io.vertx.sqlclient.PoolOptions;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -42,20 +38,20 @@ public final class Node implements AutoCloseable {
   private final Config config;
   private final Optional<EmbeddedDatabase> embedded;
   private final Vertx vertx;
-  private final Pool pool;
+  private final io.queenvertx.db.PgServers servers;
   private final List<String> deployments;
   private final SegmentCache segmentCache;
   private final OwnershipGate gate;
   private volatile boolean closed;
 
-  private Node(Config config, Optional<EmbeddedDatabase> embedded, Vertx vertx, Pool pool, List<String> deployments,
-               SegmentCache segmentCache, OwnershipGate gate) {
+  private Node(Config config, Optional<EmbeddedDatabase> embedded, Vertx vertx, io.queenvertx.db.PgServers servers,
+               List<String> deployments, SegmentCache segmentCache, OwnershipGate gate) {
     this.segmentCache = segmentCache;
     this.gate = gate;
     this.config = config;
     this.embedded = embedded;
     this.vertx = vertx;
-    this.pool = pool;
+    this.servers = servers;
     this.deployments = deployments;
   }
 
@@ -82,6 +78,7 @@ public final class Node implements AutoCloseable {
       effective = config.withDatabase(db.connection());
     }
     Vertx vertx = null;
+    io.queenvertx.db.PgServers servers = null;
     BrokerMetrics metrics;
     try {
       Config.Database db = effective.postgres().connection().orElseThrow();
@@ -91,13 +88,15 @@ public final class Node implements AutoCloseable {
       if (pg.applySchema()) Migrations.apply(db);
       metrics = new BrokerMetrics();
       vertx = createVertx(effective, metrics);
-      Pool pool = createPool(vertx, effective, db);
+      servers = PoolFactory.create(vertx, effective, db);
+      servers.register(vertx);
+      Pool pool = servers.primary();
       Optional<EnvelopeCipher> cipher = cipherOf(effective);
       OwnershipGate gate = effective.security().tenancyHeader()
           ? new CachedOwnershipGate(pool, vertx.sharedData().getAsyncMap(CachedOwnershipGate.MAP))
           : OwnershipGate.OPEN;
       var flags = new MaintenanceFlags();
-      var ctx = new NodeContext(effective, pool, gate, flags, cipher, metrics);
+      var ctx = new NodeContext(effective, pool, gate, flags, cipher, metrics, servers);
       loadFlags(pool, flags);
       vertx.setPeriodic(effective.maintenance().cacheRefreshIntervalMs(), t -> loadFlags(pool, flags));
       vertx.eventBus().<io.vertx.core.json.JsonObject>consumer(Addresses.MAINTENANCE_CHANGED,
@@ -149,17 +148,18 @@ public final class Node implements AutoCloseable {
           Config.VERSION, effective.serverId(), effective.http().bindAddress(), effective.http().port(), pg.dataDir(),
           embedded.isPresent() ? "embedded at " + describe(db) : describe(db), membership(effective, vertx),
           vertx.isNativeTransportEnabled() ? "native" : "nio (" + vertx.unavailableNativeTransportCause() + ")");
-      return new Node(effective, embedded, vertx, pool, ids, cache, gate);
+      return new Node(effective, embedded, vertx, servers, ids, cache, gate);
     } catch (Exception e) {
+      if (servers != null) servers.close();
       if (vertx != null) vertx.close();
       embedded.ifPresent(EmbeddedDatabase::close);
       throw e;
     }
   }
 
-  /** {@code host:port/database}, for log lines. */
+  /** {@code host:port,host:port/database}, for log lines. */
   static String describe(Config.Database db) {
-    return db.host() + ":" + db.port() + "/" + db.database();
+    return db.describe() + (db.target() == Config.Target.READ_WRITE ? " (read-write)" : "");
   }
 
   private static String membership(Config config, Vertx vertx) {
@@ -240,30 +240,6 @@ public final class Node implements AutoCloseable {
     return await(Vertx.builder().with(options).withMetrics(factory).withClusterManager(manager).buildClustered());
   }
 
-  static Pool createPool(Vertx vertx, Config config, Config.Database db) {
-    var connect = new PgConnectOptions()
-        .setHost(db.host())
-        .setPort(db.port())
-        .setDatabase(db.database())
-        .setUser(db.user())
-        .setPassword(db.password())
-        .setCachePreparedStatements(true)
-        .setPreparedStatementCacheMaxSize(256)
-        .setPipeliningLimit(1)
-        .setProperties(Map.of(
-            "statement_timeout", Integer.toString(config.postgres().statementTimeoutMs()),
-            "application_name", "queen-vertx"));
-    if (db.ssl()) connect.setSslMode(io.vertx.pgclient.SslMode.REQUIRE).setSslOptions(new io.vertx.core.net.ClientSSLOptions().setTrustAll(true));
-    var poolOptions = new PoolOptions()
-        .setMaxSize(config.postgres().poolSize())
-        .setMaxWaitQueueSize(-1)
-        .setConnectionTimeout(10)
-        .setConnectionTimeoutUnit(TimeUnit.SECONDS)
-        .setShared(false);
-    var net = new io.vertx.core.net.NetClientOptions().setConnectTimeout(5000).setTcpNoDelay(true);
-    return PgBuilder.pool().with(poolOptions).with(net).connectingTo(connect).using(vertx).build();
-  }
-
   /**
    * The encryption key, when configured. A malformed key is a boot error rather than a silent downgrade to
    * plaintext (issue #5: "never silent").
@@ -300,7 +276,12 @@ public final class Node implements AutoCloseable {
   }
 
   public Pool pool() {
-    return pool;
+    return servers.primary();
+  }
+
+  /** The node's PostgreSQL servers: the primary pool, the read pool and what the checks found. */
+  public io.queenvertx.db.PgServers servers() {
+    return servers;
   }
 
   /** Graceful stop: the HTTP servers drain in-flight requests, then the pool, Vert.x and the embedded database close. */
@@ -314,7 +295,7 @@ public final class Node implements AutoCloseable {
       log.warn("undeploy failed: {}", e.toString());
     }
     try {
-      await(pool.close());
+      await(servers.close());
       await(vertx.close());
     } catch (Exception e) {
       log.warn("vert.x did not close cleanly: {}", e.toString());

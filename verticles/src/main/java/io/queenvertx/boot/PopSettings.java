@@ -13,15 +13,22 @@ package io.queenvertx.boot;
  * @param waitBackoffThreshold {@code POP_WAIT_BACKOFF_THRESHOLD} (3, at least 0)
  * @param waitBackoffMultiplier {@code POP_WAIT_BACKOFF_MULTIPLIER} (2.0, a number of at least 1)
  * @param waitMaxIntervalMs {@code POP_WAIT_MAX_INTERVAL_MS} (1000, at least 1)
+ * @param maxBatch {@code QUEEN_POP_MAX_BATCH} (10000, at least 1): a pop asking for a larger {@code batch} is served
+ *     as if it asked for this many (a pop may always return fewer messages than its batch)
+ * @param maxBytes {@code QUEEN_POP_MAX_BYTES} (64 MiB; 0 = no budget): a pop stops taking messages once its answer
+ *     would pass about this many bytes, delivering at least one message per partition it claims
  */
 public record PopSettings(long defaultTimeoutMs, String defaultSubscriptionMode, long waitInitialIntervalMs,
-                          int waitBackoffThreshold, double waitBackoffMultiplier, long waitMaxIntervalMs) {
+                          int waitBackoffThreshold, double waitBackoffMultiplier, long waitMaxIntervalMs,
+                          int maxBatch, long maxBytes) {
   public static final long DEFAULT_TIMEOUT_MS = 30_000;
   public static final String DEFAULT_SUBSCRIPTION_MODE = "new";
   public static final long DEFAULT_WAIT_INITIAL_INTERVAL_MS = 100;
   public static final int DEFAULT_WAIT_BACKOFF_THRESHOLD = 3;
   public static final double DEFAULT_WAIT_BACKOFF_MULTIPLIER = 2.0;
   public static final long DEFAULT_WAIT_MAX_INTERVAL_MS = 1000;
+  public static final int DEFAULT_MAX_BATCH = 10_000;
+  public static final long DEFAULT_MAX_BYTES = 64L * 1024 * 1024;
 
   static PopSettings from(ConfigReader e) {
     return new PopSettings(
@@ -31,6 +38,8 @@ public record PopSettings(long defaultTimeoutMs, String defaultSubscriptionMode,
         e.lng("POP_WAIT_INITIAL_INTERVAL_MS", DEFAULT_WAIT_INITIAL_INTERVAL_MS, 1, Long.MAX_VALUE),
         e.integer("POP_WAIT_BACKOFF_THRESHOLD", DEFAULT_WAIT_BACKOFF_THRESHOLD, 0, Integer.MAX_VALUE),
         e.dbl("POP_WAIT_BACKOFF_MULTIPLIER", DEFAULT_WAIT_BACKOFF_MULTIPLIER, 1),
-        e.lng("POP_WAIT_MAX_INTERVAL_MS", DEFAULT_WAIT_MAX_INTERVAL_MS, 1, Long.MAX_VALUE));
+        e.lng("POP_WAIT_MAX_INTERVAL_MS", DEFAULT_WAIT_MAX_INTERVAL_MS, 1, Long.MAX_VALUE),
+        e.integer("QUEEN_POP_MAX_BATCH", DEFAULT_MAX_BATCH, 1, Integer.MAX_VALUE),
+        e.lng("QUEEN_POP_MAX_BYTES", DEFAULT_MAX_BYTES, 0, Long.MAX_VALUE));
   }
 }

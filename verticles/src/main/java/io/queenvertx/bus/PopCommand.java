@@ -10,4 +10,11 @@ import java.util.UUID;
  */
 public record PopCommand(UUID tenant, String queue, String partition, String namespace, String task,
                          String consumerGroup, int batch, int partitions, boolean autoAck, boolean longPoll,
-                         long timeoutMs, int leaseSeconds, String subscriptionMode, OffsetDateTime subscriptionFrom) {}
+                         long timeoutMs, int leaseSeconds, String subscriptionMode, OffsetDateTime subscriptionFrom) {
+  /** The same pop asking for at most {@code max} messages. */
+  public PopCommand atMost(int max) {
+    if (batch <= max) return this;
+    return new PopCommand(tenant, queue, partition, namespace, task, consumerGroup, max, partitions, autoAck, longPoll,
+        timeoutMs, leaseSeconds, subscriptionMode, subscriptionFrom);
+  }
+}

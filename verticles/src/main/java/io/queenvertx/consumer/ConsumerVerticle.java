@@ -3,16 +3,12 @@ package io.queenvertx.consumer;
 import io.queenvertx.boot.NodeContext;
 import io.queenvertx.bus.AckCommand;
 import io.queenvertx.bus.Addresses;
-import io.queenvertx.bus.DecodeRequest;
-import io.queenvertx.bus.DecodedFrames;
 import io.queenvertx.bus.LeaseCommand;
 import io.queenvertx.bus.LocalCodec;
 import io.queenvertx.bus.PopCommand;
 import io.queenvertx.codec.SegmentDecodeException;
 import io.queenvertx.codec.UuidV7;
 import io.queenvertx.decoder.FrameDecoder;
-import io.queenvertx.json.JsonText;
-import io.queenvertx.json.Timestamps;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.buffer.Buffer;
@@ -20,7 +16,6 @@ import io.vertx.core.eventbus.Message;
 import io.vertx.core.internal.ContextInternal;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
 import java.util.ArrayList;
 import java.util.List;
@@ -37,7 +32,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class ConsumerVerticle extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(ConsumerVerticle.class);
-  static final long DECODE_TIMEOUT_MS = 30_000;
 
   /** One parked long poll. */
   private final class Waiter {
@@ -75,7 +69,7 @@ public final class ConsumerVerticle extends VerticleBase {
   @Override
   public Future<?> start() {
     acks = new Acks(node, vertx);
-    pops = PopFusion.of(vertx, node.pool());
+    pops = PopFusion.of(vertx, node.pool(), node.config().pop().maxBytes());
     ConsumerInbox.register(this);
     var bus = vertx.eventBus();
     bus.<JsonObject>consumer(Addresses.LANDED, m -> onLanded(m.body()));
@@ -120,9 +114,10 @@ public final class ConsumerVerticle extends VerticleBase {
 
   // ---- pop --------------------------------------------------------------------------------------------------
 
+  /** A pop asking for more than {@code QUEEN_POP_MAX_BATCH} messages is served as if it asked for that many. */
   void pop(PopCommand cmd, ConsumerInbox.Reply<Buffer> reply) {
     node.metrics().popRequests.increment();
-    attempt(new Waiter(cmd, reply, UuidV7.next().toString()));
+    attempt(new Waiter(cmd.atMost(node.config().pop().maxBatch()), reply, UuidV7.next().toString()));
   }
 
   // ---- ack --------------------------------------------------------------------------------------------------
@@ -198,113 +193,39 @@ public final class ConsumerVerticle extends VerticleBase {
     }
   }
 
-  /** One claim through SQL (fused with concurrent pops of the same kind); the body of a 200, or null for a 204. */
+  /**
+   * One claim through SQL (fused with concurrent pops of the same kind); the body of a 200, or null for a 204. The
+   * slices are decoded and the body rendered by {@link PopBody}: here on the event loop when the pop is small
+   * ({@link PopBody#small}: the common case of a wake-up, microseconds, less than the hop to a worker and back,
+   * BENCHMARKS.md "Pop latency"), else in one job on the worker pool, so a pop of thousands of messages never holds
+   * the event loop while its frames are decoded and its JSON is written.
+   */
   private Future<Buffer> popOnce(PopCommand c, String worker) {
     return pops.submit(c, worker).compose(slices -> {
       if (slices.isEmpty()) return Future.succeededFuture(null);
-      List<DecodeRequest> requests = new ArrayList<>(slices.size());
-      long blobBytes = 0;
-      for (Row r : slices) {
-        byte[] blob = r.getBuffer("blob").getBytes();
-        blobBytes += blob.length;
-        requests.add(new DecodeRequest(r.getUUID("partition_id"), r.getLong("base_offset"), blob,
-            r.getInteger("start_idx"), r.getInteger("take")));
+      Future<PopBody.Rendered> rendered;
+      if (PopBody.small(slices.size(), PopBody.blobBytes(slices))) {
+        try {
+          rendered = Future.succeededFuture(PopBody.of(decoder, c, worker, slices));
+        } catch (SegmentDecodeException e) {
+          rendered = Future.failedFuture(e);
+        }
+      } else {
+        rendered = vertx.executeBlocking(() -> PopBody.of(decoder, c, worker, slices), false);
       }
-      return decodeAll(requests, blobBytes).map(decoded -> {
+      return rendered.transform(ar -> {
+        if (ar.failed()) {
+          return ar.cause() instanceof SegmentDecodeException ? Future.failedFuture("frame decode failed")
+              : Future.failedFuture(ar.cause());
+        }
+        var decoded = ar.result().decoded();
         int n = 0;
         for (var d : decoded) n += d.frames().size();
         node.metrics().poppedMessages.increment(n);
         node.metrics().stats.popped(c.tenant(), c.queue(), slices, decoded);
-        return render(c, worker, slices, decoded);
+        return Future.succeededFuture(ar.result().body());
       });
     });
-  }
-
-  /**
-   * The frames of a pop's slices. When the slices' stored (compressed) blobs add up to at most
-   * {@link FrameDecoder#INLINE_MAX_BYTES} (the common case of a wake-up), they are decoded here on the event loop,
-   * decryption of flagged frames included: that takes microseconds, less than the hop to a worker thread and back
-   * (BENCHMARKS.md, pop latency). Larger pops go to the decoder worker over {@link Addresses#DECODE}, one request per
-   * slice.
-   */
-  private Future<List<DecodedFrames>> decodeAll(List<DecodeRequest> requests, long blobBytes) {
-    if (blobBytes <= FrameDecoder.INLINE_MAX_BYTES) {
-      List<DecodedFrames> out = new ArrayList<>(requests.size());
-      try {
-        for (DecodeRequest q : requests) {
-          out.add(decoder.frames(q.partitionId(), q.baseOffset(), q.blob(), q.from(), q.count()));
-        }
-      } catch (SegmentDecodeException e) {
-        return Future.failedFuture("frame decode failed");
-      }
-      return Future.succeededFuture(out);
-    }
-    List<Future<DecodedFrames>> decoded = new ArrayList<>(requests.size());
-    for (DecodeRequest q : requests) {
-      decoded.add(vertx.eventBus().<DecodedFrames>request(Addresses.DECODE, q,
-          LocalCodec.options(DECODE_TIMEOUT_MS)).map(Message::body));
-    }
-    return Future.all(decoded).map(v -> {
-      List<DecodedFrames> out = new ArrayList<>(decoded.size());
-      for (var d : decoded) out.add(d.result());
-      return out;
-    });
-  }
-
-  private Buffer render(PopCommand c, String worker, List<Row> slices, List<DecodedFrames> decoded) {
-    String leaseId = c.autoAck() ? "" : worker;
-    Row first = slices.get(0);
-    // Sized for the whole body up front (about 300 bytes of fields per message besides its payload): growing a
-    // 100-message body from a few KiB copied it several times (JFR: Arrays.copyOf ~12 % of a draining node's samples).
-    int size = 512;
-    for (var d : decoded) {
-      for (byte[] p : d.payloads()) size += 384 + (p == null ? 4 : p.length);
-    }
-    var out = new JsonText(size);
-    out.beginObject()
-        .field("success", true)
-        .field("queue", c.queue() == null ? "" : c.queue())
-        .field("partition", first.getString("partition_name"))
-        .field("partitionId", first.getUUID("partition_id").toString())
-        .field("leaseId", leaseId)
-        .field("consumerGroup", c.consumerGroup());
-    out.key("messages").beginArray();
-    UUID lastPid = null;
-    int claimed = 0;
-    for (int i = 0; i < slices.size(); i++) {
-      Row r = slices.get(i);
-      UUID pid = r.getUUID("partition_id");
-      if (!pid.equals(lastPid)) {
-        claimed++;
-        lastPid = pid;
-      }
-      String pidText = pid.toString();
-      String partition = r.getString("partition_name");
-      String createdAt = Timestamps.micros(r.getOffsetDateTime("created_at"));
-      int attempt = c.autoAck() ? 1 : Math.max(1, r.getInteger("delivery_attempt"));
-      DecodedFrames frames = decoded.get(i);
-      for (int k = 0; k < frames.frames().size(); k++) {
-        var f = frames.frames().get(k);
-        out.beginObject()
-            .field("id", f.messageId().toString())
-            .field("transactionId", f.transactionId())
-            .field("traceId", f.traceId() == null ? null : f.traceId().toString());
-        out.key("data").raw(frames.payloads().get(k));
-        out.field("producerSub", f.producerSub())
-            .field("createdAt", createdAt)
-            .field("partitionId", pidText)
-            .field("partition", partition)
-            .field("leaseId", leaseId)
-            .field("consumerGroup", c.consumerGroup())
-            .field("deliveryAttempt", attempt);
-        if (c.queue() == null) out.field("queue", r.getString("queue_name"));
-        out.endObject();
-      }
-    }
-    out.endArray();
-    out.field("partitionsClaimed", claimed);
-    out.endObject();
-    return out.buffer();
   }
 
   // ---- lease ------------------------------------------------------------------------------------------------

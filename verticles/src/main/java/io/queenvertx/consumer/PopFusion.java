@@ -29,7 +29,7 @@ import java.util.UUID;
  */
 final class PopFusion implements Shareable {
   static final String SQL =
-      "SELECT * FROM queen.log_pop_many($1, $2, $3, $4, $5, $6, $7, $8::text[], $9, $10, $11, $12, $13)";
+      "SELECT * FROM queen.log_pop_many($1, $2, $3, $4, $5, $6, $7, $8::text[], $9, $10, $11, $12, $13, $14)";
   /** At most this many pops go in one statement; the rest wait for the next. */
   static final int MAX_POPS = 32;
   /**
@@ -54,10 +54,11 @@ final class PopFusion implements Shareable {
           c.leaseSeconds(), c.autoAck(), c.subscriptionMode(), c.subscriptionFrom(), c.namespace(), c.task());
     }
 
-    Tuple args(String[] workers) {
+    Tuple args(String[] workers, long maxBytes) {
       return Tuple.tuple().addUUID(tenant).addString(queue).addString(partition).addString(group).addInteger(batch)
           .addInteger(partitions).addInteger(leaseSeconds).addArrayOfString(workers).addBoolean(autoAck)
-          .addString(subscriptionMode).addOffsetDateTime(subscriptionFrom).addString(namespace).addString(task);
+          .addString(subscriptionMode).addOffsetDateTime(subscriptionFrom).addString(namespace).addString(task)
+          .addLong(maxBytes);
     }
   }
 
@@ -69,19 +70,24 @@ final class PopFusion implements Shareable {
     int inFlight;
   }
 
-  /** The node's fusion: one per pool, kept in the node's Vert.x local shared data (gone when Vert.x closes). */
-  static PopFusion of(Vertx vertx, Pool pool) {
+  /**
+   * The node's fusion: one per pool, kept in the node's Vert.x local shared data (gone when Vert.x closes). Every pop
+   * it sends carries the byte budget {@code maxBytes} ({@code QUEEN_POP_MAX_BYTES}; 0: none).
+   */
+  static PopFusion of(Vertx vertx, Pool pool, long maxBytes) {
     LocalMap<String, PopFusion> map = vertx.sharedData().getLocalMap("queen.pop-fusion");
-    return map.computeIfAbsent("pool-" + System.identityHashCode(pool), k -> new PopFusion(pool));
+    return map.computeIfAbsent("pool-" + System.identityHashCode(pool), k -> new PopFusion(pool, maxBytes));
   }
 
   private final Pool pool;
+  private final long maxBytes;
   private final Map<Key, Lane> lanes = new HashMap<>();
   private long statements;
   private long fusedPops;
 
-  private PopFusion(Pool pool) {
+  private PopFusion(Pool pool, long maxBytes) {
     this.pool = pool;
+    this.maxBytes = maxBytes;
   }
 
   /** The slices delivered to this pop ({@code log_pop_many}'s rows, pop_idx dropped); empty when nothing was. */
@@ -133,7 +139,7 @@ final class PopFusion implements Shareable {
     int n = batch.size();
     String[] workers = new String[n];
     for (int i = 0; i < n; i++) workers[i] = batch.get(i).worker();
-    return pool.preparedQuery(SQL).execute(key.args(workers)).compose(rs -> {
+    return pool.preparedQuery(SQL).execute(key.args(workers, maxBytes)).compose(rs -> {
       hand(rs, batch);
       return Future.<Void>succeededFuture();
     }, e -> {

@@ -14,8 +14,9 @@ import java.util.UUID;
 /**
  * Turns a stored segment into the frames a caller asked for: the node's {@link SegmentCache} first, else zstd and
  * frame decode (then cached), then payload decryption where a key is configured and the frame is flagged encrypted.
- * Thread-safe; used by the decoder verticle, and by the consumer for pops whose blobs are small enough that the
- * decode costs less than the hop to a worker thread ({@link #INLINE_MAX_BYTES}).
+ * Thread-safe; used by the decoder verticle, and by the consumer for pops: on its event loop for pops whose blobs
+ * are small enough that the decode costs less than the hop to a worker thread ({@link #INLINE_MAX_BYTES}), else on
+ * the worker pool.
  */
 public final class FrameDecoder {
   /** A pop whose slices carry at most this many blob bytes in total is decoded where it is rendered. */

@@ -16,9 +16,9 @@ import io.vertx.sqlclient.Tuple;
 
 /**
  * Segment decoder, deployed as a worker verticle: zstd decode, frame decode and payload decryption happen here, off
- * the event loops, for pops whose blobs add up to more than {@link FrameDecoder#INLINE_MAX_BYTES}, dead-letter
- * hand-offs and inspection payloads (smaller pops are decoded by the consumer on its event loop with the same
- * {@link FrameDecoder}). Answers {@link Addresses#DECODE} with {@link DecodedFrames}; a corrupt segment fails the
+ * the event loops, for dead-letter hand-offs and inspection payloads (pops are decoded by the consumer with the same
+ * {@link FrameDecoder}: on its event loop when small, else on the worker pool). Answers {@link Addresses#DECODE}
+ * with {@link DecodedFrames}; a corrupt segment fails the
  * request with code 500 and the text {@code frame decode failed}.
  */
 public final class SegmentDecoderVerticle extends VerticleBase {

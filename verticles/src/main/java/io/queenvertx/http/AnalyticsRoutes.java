@@ -27,7 +27,7 @@ final class AnalyticsRoutes {
   private AnalyticsRoutes() {}
 
   static void mount(RouteTable routes, NodeContext node, Vertx vertx) {
-    routes.get("/api/v1/resources/queues/:queue/depth", ctx -> QueueRoutes.passthrough(ctx, node,
+    routes.get("/api/v1/resources/queues/:queue/depth", ctx -> QueueRoutes.readThrough(ctx, node,
         "SELECT queen.queue_depth($1, $2, $3)::text",
         Tuple.of(Tenancy.of(ctx), ctx.pathParam("queue"), param(ctx, "group")), "depth failed: "));
     routes.get("/api/v1/status/analytics", ctx -> statusAnalytics(ctx, node));
@@ -81,8 +81,9 @@ final class AnalyticsRoutes {
           Tuple.of(Tenancy.of(ctx), param(ctx, "queue"), Math.max(1, qint(ctx, "idleSeconds", 300)),
               limit(ctx, 100, 1000)));
     });
-    routes.get("/api/v1/analytics/postgres-stats", ctx ->
-        sp(ctx, node, "SELECT queen.analytics_postgres_stats()::text", Tuple.tuple()));
+    // the primary's own figures (a replica would describe itself)
+    routes.get("/api/v1/analytics/postgres-stats", ctx -> QueueRoutes.passthrough(ctx, node,
+        "SELECT queen.analytics_postgres_stats()::text", Tuple.tuple(), FAILED));
 
     StatsRoutes.mount(routes, node, vertx);
   }
@@ -109,8 +110,9 @@ final class AnalyticsRoutes {
             param(ctx, "task")));
   }
 
+  /** A read-only analytics procedure, on the read pool. */
   private static void sp(RoutingContext ctx, NodeContext node, String sql, Tuple args) {
-    QueueRoutes.passthrough(ctx, node, sql, args, FAILED);
+    QueueRoutes.readThrough(ctx, node, sql, args, FAILED);
   }
 
   /** {@code consumerGroup}, with {@code group} as its alias. */

@@ -1,16 +1,21 @@
 package io.queenvertx.http;
 
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.Json;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.handler.SecurityPolicyHandler;
+import java.util.Locale;
 
 /**
- * Request bodies are parsed as JSON whatever the Content-Type (API.md §1.1); a bad one is 400 {@code bad body: …}.
- * Also the checks that keep names and text the database cannot store out of SQL, so they are a 400 naming the field
- * rather than a 500 carrying PostgreSQL's text.
+ * Request bodies are JSON; a bad one is 400 {@code bad body: …}. Beyond Queen (which parses a body whatever its
+ * Content-Type, API.md §1.1), a body must be declared as JSON ({@link #declaredJson}: 415 otherwise, so a cross-site
+ * form or {@code text/plain} fetch cannot post one) and be UTF-8 ({@link #requireUtf8}). Also the checks that keep
+ * names and text the database cannot store out of SQL, so they are a 400 naming the field rather than a 500 carrying
+ * PostgreSQL's text.
  */
 public final class Bodies {
   /** {@code queen.queues.name} is {@code varchar(255)}: at most 255 characters. */
@@ -19,6 +24,54 @@ public final class Bodies {
   public static final int MAX_NAME_BYTES = 1024;
 
   private Bodies() {}
+
+  /**
+   * Before the body is buffered: a request that carries one (a Content-Length other than 0, or a chunked body) must
+   * say {@code Content-Type: application/json} or a {@code +json} type, parameters allowed, a charset only if UTF-8;
+   * else 415 naming the header. A request without a body needs no Content-Type.
+   */
+  static final SecurityPolicyHandler DECLARED_JSON = Bodies::declaredJson;
+
+  static void declaredJson(RoutingContext ctx) {
+    var h = ctx.request().headers();
+    String length = h.get(HttpHeaders.CONTENT_LENGTH);
+    boolean body = length != null ? !length.trim().equals("0") : h.contains(HttpHeaders.TRANSFER_ENCODING);
+    String problem = body ? contentTypeProblem(h.get(HttpHeaders.CONTENT_TYPE)) : null;
+    if (problem != null) ctx.fail(ApiError.of(415, problem));
+    else ctx.next();
+  }
+
+  /** Why {@code type} is not a JSON media type with a UTF-8 charset (if any), or null when it is one. */
+  static String contentTypeProblem(String type) {
+    if (type == null) return "a request body must be sent with Content-Type: application/json (there is none)";
+    String[] parts = type.split(";", -1);
+    String media = parts[0].trim().toLowerCase(Locale.ROOT);
+    int slash = media.indexOf('/');
+    if (!media.equals("application/json") && !(media.startsWith("application/") && media.endsWith("+json")
+        && slash == media.lastIndexOf('/') && media.length() > "application/+json".length())) {
+      return "a request body must be sent with Content-Type: application/json (not "
+          + (type.length() > 100 ? type.substring(0, 100) + "..." : type) + ")";
+    }
+    for (int i = 1; i < parts.length; i++) {
+      String p = parts[i].trim();
+      int eq = p.indexOf('=');
+      if (eq < 0 || !p.substring(0, eq).trim().equalsIgnoreCase("charset")) continue;
+      String cs = p.substring(eq + 1).trim();
+      if (cs.length() >= 2 && cs.startsWith("\"") && cs.endsWith("\"")) cs = cs.substring(1, cs.length() - 1);
+      if (!cs.equalsIgnoreCase("utf-8") && !cs.equalsIgnoreCase("utf8")) {
+        return "a request body must be UTF-8 JSON: Content-Type charset " + cs + " is not accepted";
+      }
+    }
+    return null;
+  }
+
+  /** After the body is buffered: 400 unless it is UTF-8 JSON text ({@link Utf8}: strict, and no NUL byte). */
+  static void requireUtf8(RoutingContext ctx) {
+    Buffer b = ctx.body().buffer();
+    int at = b == null ? -1 : Utf8.invalidAt(b, true);
+    if (at >= 0) ctx.fail(ApiError.of(400, "bad body: not UTF-8 JSON text (invalid byte at offset " + at + ")"));
+    else ctx.next();
+  }
 
   /** A queue name PostgreSQL can store and {@code varchar(255)} can hold, else 400 naming {@code field}. */
   public static String queueName(String field, String name) {

@@ -12,9 +12,12 @@ import java.time.OffsetDateTime;
 import java.util.UUID;
 
 /**
- * Consumer-group control (API.md §5.11): delete a group's cursors (Admin), store its durable subscription
- * timestamp, and seek it on a queue or one partition (ReadWrite). The work is done by the procedures of
- * R__72_consumer_groups.sql, tenant-scoped by name; the GET routes of the same prefix are in {@link StatusRoutes}.
+ * Consumer groups (API.md §5.11): the listing, paged by name ({@link Paging}: {@value #LIST_PAGE} groups unless
+ * {@code limit} says otherwise, at most {@value #LIST_MAX}; the next page's cursor in {@code X-Next-Cursor}; the body
+ * stays Queen's array), and control: delete a group's cursors (Admin), store its durable subscription timestamp, and
+ * seek it on a queue or one partition (ReadWrite). The listing is {@code queen.consumer_groups} (R__90_status.sql),
+ * the control the procedures of R__72_consumer_groups.sql, all tenant-scoped by name; the other GET routes of the
+ * same prefix are in {@link StatusRoutes}.
  *
  * <p>A seek or delete moves cursors backwards or away, so the long polls parked on the queue are woken (the same
  * announcement a push makes) and retry at once instead of after their back-off.
@@ -23,10 +26,16 @@ final class ConsumerGroupRoutes {
   static final String SEEK_TARGET_REQUIRED = "Must specify toEnd=true or a timestamp";
   static final String SUBSCRIPTION_REQUIRED = "subscriptionTimestamp is required";
   static final String QUEUE_MODE = "__QUEUE_MODE__";
+  static final int LIST_PAGE = 100;
+  static final int LIST_MAX = 1000;
 
   private ConsumerGroupRoutes() {}
 
   static void mount(RouteTable routes, NodeContext node, Vertx vertx) {
+    routes.get("/api/v1/consumer-groups", ctx -> Paging.passthrough(ctx, node,
+        "SELECT body, next_after FROM queen.consumer_groups($1, $2, $3)",
+        Tuple.of(Tenancy.of(ctx), Paging.after(ctx), Paging.limit(ctx, LIST_PAGE, LIST_MAX)),
+        "consumer groups failed: "));
     routes.delete("/api/v1/consumer-groups/:group", ctx -> delete(ctx, node, vertx, null));
     routes.post("/api/v1/consumer-groups/:group/subscription", ctx -> subscription(ctx, node));
     routes.delete("/api/v1/consumer-groups/:group/queues/:queue",

@@ -4,6 +4,7 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.HttpServerResponse;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.StaticHandler;
@@ -44,6 +45,7 @@ public final class DashboardRoutes {
     StaticHandler app = StaticHandler.create(WEBROOT + "/assets")
         .setMaxAgeSeconds(ASSET_MAX_AGE_SECONDS).setDirectoryListing(false);
     for (HttpMethod m : new HttpMethod[] {HttpMethod.GET, HttpMethod.HEAD}) {
+      router.route(m, "/assets/*").handler(DashboardRoutes::noFraming);
       router.route(m, "/assets/vendor/uplot/*").handler(vendor);
       router.route(m, "/assets/*").handler(app);
       router.route(m, "/").handler(DashboardRoutes::index);
@@ -63,12 +65,11 @@ public final class DashboardRoutes {
     indexHtml(ctx.vertx())
         .onSuccess(html -> {
           if (ctx.response().ended()) return;
-          ctx.response().setStatusCode(200)
+          framingHeaders(ctx.response().setStatusCode(200)
               .putHeader("content-type", "text/html; charset=utf-8")
               .putHeader("cache-control", "no-cache")
               .putHeader("content-security-policy", CSP)
-              .putHeader("x-content-type-options", "nosniff")
-              .putHeader("referrer-policy", "no-referrer");
+              .putHeader("referrer-policy", "no-referrer"));
           if (ctx.request().method() == HttpMethod.HEAD) {
             ctx.response().putHeader("content-length", Integer.toString(html.length())).end();
           } else {
@@ -76,6 +77,21 @@ public final class DashboardRoutes {
           }
         })
         .onFailure(e -> plainNotFound(ctx));
+  }
+
+  /**
+   * The headers of every page and static file of the dashboard and of {@code /docs} (issue 34): no other site may
+   * frame them ({@code X-Frame-Options} for browsers that predate CSP's {@code frame-ancestors}, which the pages also
+   * send), and no browser may sniff a file into another type than the one it is served as.
+   */
+  static HttpServerResponse framingHeaders(HttpServerResponse response) {
+    return response.putHeader("x-frame-options", "DENY").putHeader("x-content-type-options", "nosniff");
+  }
+
+  /** A route handler that puts {@link #framingHeaders} on the answer of the handlers after it. */
+  static void noFraming(RoutingContext ctx) {
+    framingHeaders(ctx.response());
+    ctx.next();
   }
 
   private static volatile Buffer cachedIndex;

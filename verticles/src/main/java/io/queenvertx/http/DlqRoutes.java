@@ -40,7 +40,7 @@ final class DlqRoutes {
       if (v != null && !v.isEmpty()) filter.put(k, v);
     }
     checkWindow(filter);
-    node.pool().preparedQuery("SELECT queen.get_dlq_messages($1, $2::text::jsonb)")
+    node.reads().preparedQuery("SELECT queen.get_dlq_messages($1, $2::text::jsonb)")
         .execute(Tuple.of(Tenancy.of(ctx), filter.encode()))
         .onFailure(e -> ctx.fail(ApiError.prefixed(500, "dlq failed: ", e)))
         .onSuccess(rows -> {

@@ -27,7 +27,7 @@ public final class HttpVerticle extends VerticleBase {
   @Override
   public Future<?> start() {
     Router router = buildRouter(node, vertx);
-    server = vertx.createHttpServer(new HttpServerOptions()
+    HttpServerOptions options = new HttpServerOptions()
         .setPort(node.config().http().port())
         .setHost(node.config().http().bindAddress())
         .setTcpNoDelay(true)
@@ -36,9 +36,14 @@ public final class HttpVerticle extends VerticleBase {
         .setHttp2ClearTextEnabled(false)
         // Vert.x's own idle timeout counts socket silence and would cut a parked long poll: ConnectionLimits keeps
         // an idle timeout that is suspended while a request is in flight, plus the header deadline and the cap.
-        .setIdleTimeout(0));
+        .setIdleTimeout(0);
+    server = vertx.createHttpServer(options);
     guard = ConnectionLimits.of(vertx, node.metrics(), node.config().exposure()).guard(vertx);
-    server.connectionHandler(guard::accept);
+    server.connectionHandler(c -> {
+      StrictFraming.install(c, options);
+      guard.accept(c);
+    });
+    server.invalidRequestHandler(StrictFraming::onInvalid);
     return server.requestHandler(router).listen();
   }
 
@@ -49,6 +54,8 @@ public final class HttpVerticle extends VerticleBase {
     // Before auth and routing: a path that is not canonical is a 400, so the access checks and the router judge the
     // same path (issue 18).
     router.route().order(-1990).handler(PathGuard::handle);
+    // Then the Host allow-list and the cross-site checks (issue 34), with JWT on or off.
+    router.route().order(-1980).handler(new OriginGuard(node.config().security())::handle);
     // axum matches exactly: "/api/v1/push/" is not "/api/v1/push" (API.md §1.5), but Vert.x would match both.
     router.route().order(-800).handler(ctx -> {
       String p = ErrorContract.routedPath(ctx);

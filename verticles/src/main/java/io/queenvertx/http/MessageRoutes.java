@@ -57,7 +57,7 @@ final class MessageRoutes {
     }
     String ns = ctx.request().getParam("ns");
     if (!filter.containsKey("namespace") && ns != null && !ns.isEmpty()) filter.put("namespace", ns);
-    node.pool().preparedQuery("SELECT queen.list_messages($1, $2::text::jsonb)")
+    node.reads().preparedQuery("SELECT queen.list_messages($1, $2::text::jsonb)")
         .execute(Tuple.of(Tenancy.of(ctx), filter.encode()))
         .onFailure(e -> ctx.fail(ApiError.prefixed(500, "list failed: ", e)))
         .onSuccess(rows -> {
@@ -109,7 +109,7 @@ final class MessageRoutes {
       pids[n] = k.pid();
       bases[n++] = k.seq();
     }
-    return node.pool().preparedQuery("SELECT partition_id, base_offset, blob FROM queen.log_segments_of($1, $2)")
+    return node.reads().preparedQuery("SELECT partition_id, base_offset, blob FROM queen.log_segments_of($1, $2)")
         .execute(Tuple.tuple().addArrayOfUUID(pids).addArrayOfLong(bases))
         .compose(rows -> {
           List<Future<?>> all = new ArrayList<>();
@@ -172,7 +172,7 @@ final class MessageRoutes {
   /** The resolution order of the seed: hash probe, covering segment, then a newest-first scan of the blobs. */
   private static Future<Buffer> detailOf(NodeContext node, Vertx vertx, UUID tenant, UUID pid, String txn,
                                          Long offset) {
-    return node.pool().preparedQuery("SELECT queen.message_detail($1, $2, $3, $4)")
+    return node.reads().preparedQuery("SELECT queen.message_detail($1, $2, $3, $4)")
         .execute(Tuple.of(tenant, pid, Buffer.buffer(TxnHash.of(txn)), offset))
         .recover(e -> Future.failedFuture(ApiError.prefixed(500, "resolve failed: ", e)))
         .compose(rows -> {
@@ -201,7 +201,7 @@ final class MessageRoutes {
   private static Future<Long> scan(NodeContext node, Vertx vertx, UUID pid, String txn, Long before, int seen) {
     if (seen >= SCAN_LIMIT) return Future.succeededFuture(null);
     int page = Math.min(SCAN_PAGE, SCAN_LIMIT - seen);
-    return node.pool().preparedQuery("SELECT base_offset, blob FROM queen.log_segments_newest($1, $2, $3)")
+    return node.reads().preparedQuery("SELECT base_offset, blob FROM queen.log_segments_newest($1, $2, $3)")
         .execute(Tuple.of(pid, before, page))
         .recover(e -> Future.failedFuture(ApiError.prefixed(500, "segment fetch failed: ", e)))
         .compose(rows -> {

@@ -14,7 +14,9 @@ import java.util.Properties;
  * {@code GET /openapi.json}: the OpenAPI 3.1 document of the whole HTTP surface, kept in the repository
  * ({@code verticles/src/main/resources/openapi.json}); a test fails when a route is added without it. {@code GET /docs}:
  * Swagger UI on that document, served from the {@code org.webjars:swagger-ui} WebJar in the jar (no CDN). Both are
- * public; {@code /docs} is static content, so it is not in the route table the document is compared with.
+ * public; {@code /docs} is static content, so it is not in the route table the document is compared with. Its page
+ * and files carry {@link DashboardRoutes#framingHeaders} and its page {@code frame-ancestors 'none'}: no other site
+ * may frame it.
  */
 final class OpenApiRoutes {
   static final String RESOURCE = "/openapi.json";
@@ -43,6 +45,8 @@ final class OpenApiRoutes {
     StaticHandler webjar = StaticHandler.create("META-INF/resources/webjars/swagger-ui/" + swaggerUiVersion())
         .setDirectoryListing(false).setMaxAgeSeconds(300);
     for (HttpMethod m : new HttpMethod[] {HttpMethod.GET, HttpMethod.HEAD}) {
+      router.route(m, DOCS).handler(DashboardRoutes::noFraming);
+      router.route(m, DOCS + "/*").handler(DashboardRoutes::noFraming);
       router.route(m, DOCS).handler(ctx -> answer(ctx, page, "text/html; charset=utf-8"));
       router.route(m, DOCS + "/index.html").handler(ctx -> answer(ctx, page, "text/html; charset=utf-8"));
       router.route(m, DOCS + "/queen-docs.js").handler(ctx -> answer(ctx, init, "text/javascript; charset=utf-8"));
@@ -52,8 +56,12 @@ final class OpenApiRoutes {
     }
   }
 
+  /** The page's own policy: only that no other site may frame it (Swagger UI's scripts and styles are left alone). */
+  static final String DOCS_CSP = "frame-ancestors 'none'";
+
   private static void answer(RoutingContext ctx, Buffer body, String type) {
-    ctx.response().setStatusCode(200).putHeader("content-type", type).putHeader("cache-control", "no-cache");
+    ctx.response().setStatusCode(200).putHeader("content-type", type).putHeader("cache-control", "no-cache")
+        .putHeader("content-security-policy", DOCS_CSP);
     if (ctx.request().method() == HttpMethod.HEAD) {
       ctx.response().putHeader("content-length", Integer.toString(body.length())).end();
     } else {

@@ -1,6 +1,9 @@
 package io.queenvertx.http;
 
+import io.vertx.core.MultiMap;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.ext.web.RoutingContext;
+import java.util.List;
 
 /**
  * The first word on every request, before authentication and routing: a request target that is not canonical is a 400
@@ -19,6 +22,11 @@ import io.vertx.ext.web.RoutingContext;
  * only the path parameter is decoded), and Queen accepts queue and partition names holding {@code /}, which its
  * clients send as {@code %2F}. In the query string, a NUL (which PostgreSQL text cannot hold) and a malformed escape
  * are refused, naming the parameter.
+ *
+ * <p>Text is UTF-8 (issue 34): a raw non-ASCII byte in the request target, and percent-escapes that do not decode as
+ * strict UTF-8 ({@link Utf8}: {@code %C0%AF}, an overlong {@code /}, is not one), are refused in the path and in each
+ * query parameter. The request headers the broker reads ({@link #READ_HEADERS}) must be ASCII text, which every one of
+ * their grammars is (a token, a UUID, a media type, an origin, a host).
  */
 final class PathGuard {
   private PathGuard() {}
@@ -37,6 +45,7 @@ final class PathGuard {
       if (!raw.equals(normalized)) problem = "path is not in canonical form";
     }
     if (problem == null) problem = queryProblem(ctx.request().query());
+    if (problem == null) problem = headerProblem(ctx.request().headers());
     if (problem != null) {
       ctx.fail(ApiError.of(400, problem));
       return;
@@ -59,6 +68,7 @@ final class PathGuard {
         continue;
       }
       if (c < 0x20 || c == 0x7f) return "path must not contain NUL or control characters";
+      if (c > 0x7f) return "path must percent-encode its non-ASCII characters (as UTF-8)";
       if (c == '\\') return "path must not contain a backslash";
       if (c == '%') {
         int b = escaped(raw, i);
@@ -68,7 +78,7 @@ final class PathGuard {
         i += 2;
       }
     }
-    return null;
+    return utf8(raw) ? null : "path is not valid UTF-8 once percent-decoded";
   }
 
   /** Why the raw query string cannot be served, naming the parameter, or null. */
@@ -81,14 +91,50 @@ final class PathGuard {
       for (int i = 0; i < pair.length(); i++) {
         char c = pair.charAt(i);
         if (c == 0) return "query parameter " + shown + " must not contain NUL characters";
+        if (c > 0x7f) return "query parameter " + shown + " must percent-encode its non-ASCII characters (as UTF-8)";
         if (c != '%') continue;
         int b = escaped(pair, i);
         if (b < 0) return "query string has a malformed percent-encoding in parameter " + shown;
         if (b == 0) return "query parameter " + shown + " must not contain NUL characters";
         i += 2;
       }
+      if (!utf8(pair)) return "query parameter " + shown + " is not valid UTF-8 once percent-decoded";
     }
     return null;
+  }
+
+  /** The request headers the broker reads: each must be ASCII text when present. */
+  static final List<String> READ_HEADERS = List.of("Host", "Origin", "Sec-Fetch-Site", "Content-Type",
+      "Authorization", Tenancy.HEADER);
+
+  /** Why a header the broker reads cannot be read as text (a byte outside visible ASCII, space and tab), or null. */
+  static String headerProblem(MultiMap headers) {
+    for (String name : READ_HEADERS) {
+      if (!headers.contains(name)) continue;
+      for (String v : headers.getAll(name)) {
+        for (int i = 0; i < v.length(); i++) {
+          char c = v.charAt(i);
+          if (c > 0x7e || c < 0x20 && c != '\t') return "header " + name + " must be ASCII text";
+        }
+      }
+    }
+    return null;
+  }
+
+  /** Whether the ASCII text {@code s}, its percent-escapes decoded (already checked well-formed), is UTF-8. */
+  private static boolean utf8(String s) {
+    if (s.indexOf('%') < 0) return true;
+    Buffer bytes = Buffer.buffer(s.length());
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (c == '%') {
+        bytes.appendByte((byte) escaped(s, i));
+        i += 2;
+      } else {
+        bytes.appendByte((byte) c);
+      }
+    }
+    return Utf8.invalidAt(bytes, false) < 0;
   }
 
   /** The byte of the escape at {@code s[i] == '%'}, or -1 when two hex digits do not follow. */

@@ -14,14 +14,16 @@ import java.util.List;
 /**
  * Streams a push body and slices each item's {@code payload} out of the request bytes verbatim: the payload is stored
  * as the client sent it (ENGINE.md §3.1 "payload is kept as raw JSON text"), so numbers keep their precision and
- * spelling, and the payload is never parsed into objects and re-encoded.
+ * spelling, and the payload is never parsed into objects and re-encoded. An {@code items} array longer than the
+ * node's {@code QUEEN_MAX_PUSH_ITEMS} is refused with 413 as soon as the parser reaches the first item past it, before
+ * anything is stored.
  */
 final class PushBody {
   private static final JsonFactory JSON = new JsonFactory();
 
   private PushBody() {}
 
-  static List<PushItem> parse(Buffer body) {
+  static List<PushItem> parse(Buffer body, int maxItems) {
     if (body == null || body.length() == 0) throw ApiError.of(400, "bad body: EOF while parsing a value");
     byte[] bytes = body.getBytes();
     try (JsonParser p = JSON.createParser(bytes)) {
@@ -33,7 +35,7 @@ final class PushBody {
         if ("items".equals(name)) {
           if (t == JsonToken.VALUE_NULL) continue;
           if (t != JsonToken.START_ARRAY) throw ApiError.of(400, "bad body: invalid type for `items`, expected a sequence");
-          items = items(p, bytes);
+          items = items(p, bytes, maxItems);
         } else {
           p.skipChildren();
         }
@@ -48,11 +50,12 @@ final class PushBody {
     }
   }
 
-  private static List<PushItem> items(JsonParser p, byte[] bytes) throws IOException {
+  private static List<PushItem> items(JsonParser p, byte[] bytes, int maxItems) throws IOException {
     List<PushItem> out = new ArrayList<>();
     JsonToken t;
     while ((t = p.nextToken()) != JsonToken.END_ARRAY) {
       int index = out.size();
+      if (index >= maxItems) throw tooMany(maxItems);
       if (t != JsonToken.START_OBJECT) throw ApiError.of(400, "bad body: item " + index + " must be an object");
       String queue = null;
       String partition = null;
@@ -84,6 +87,12 @@ final class PushBody {
       out.add(PushRoutes.validated(queue, partition, txn, payload, index));
     }
     return out;
+  }
+
+  /** 413, naming the field and the limit: the push is well formed but larger than one request may be. */
+  static ApiError tooMany(int maxItems) {
+    return ApiError.of(413, "`items` holds more than " + maxItems
+        + " items, the most one push may carry (QUEEN_MAX_PUSH_ITEMS): split it into several pushes");
   }
 
   private static String text(JsonParser p, JsonToken v, String field) throws IOException {

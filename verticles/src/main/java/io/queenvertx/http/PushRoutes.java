@@ -31,7 +31,7 @@ final class PushRoutes {
   }
 
   private static void push(RoutingContext ctx, NodeContext node, Vertx vertx) {
-    List<PushItem> items = PushBody.parse(ctx.body().buffer());
+    List<PushItem> items = PushBody.parse(ctx.body().buffer(), node.config().http().maxPushItems());
     var cmd = new PushCommand(Tenancy.of(ctx), Identity.subject(ctx), items);
     // The log writer's inbox when it is up (no event-bus request per push); the bus otherwise, with the same answer.
     PushInbox inbox = PushInbox.of(vertx);

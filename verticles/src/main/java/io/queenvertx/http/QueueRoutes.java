@@ -12,7 +12,10 @@ import java.util.List;
 import java.util.Set;
 import java.util.regex.Pattern;
 
-/** Queue configuration (API.md §5.2) and the queue resources routes (§5.8). */
+/**
+ * Queue configuration (API.md §5.2) and the queue resources routes (§5.8). A queue's detail lists its partitions a
+ * page at a time ({@link Paging}, at most {@value #PARTITIONS_PAGE}); its totals cover them all.
+ */
 final class QueueRoutes {
   private static final Set<String> NOT_OPTIONS = Set.of("queue", "options", "mode");
   /** The option keys configure_queue casts with {@code ::integer} (an int4 column each). */
@@ -24,6 +27,8 @@ final class QueueRoutes {
       "encryptionEnabled");
   private static final Pattern INTEGER_TEXT = Pattern.compile("[+-]?[0-9]{1,12}");
   private static final Pattern SINK_HOLD = Pattern.compile("^[A-Za-z0-9._-]{0,64}$");
+  /** Partitions in one answer of a queue's detail (Queen lists them all): the default and the maximum. */
+  static final int PARTITIONS_PAGE = 1000;
 
   private QueueRoutes() {}
 
@@ -31,8 +36,11 @@ final class QueueRoutes {
     routes.post("/api/v1/configure", ctx -> configure(ctx, node, vertx));
     routes.get("/api/v1/resources/queues", ctx -> passthrough(ctx, node,
         "SELECT queen.get_queues($1)::text", Tuple.of(Tenancy.of(ctx)), "list failed: "));
-    routes.get("/api/v1/resources/queues/:queue", ctx -> passthrough(ctx, node,
-        "SELECT queen.get_queue($1, $2)::text", Tuple.of(Tenancy.of(ctx), ctx.pathParam("queue")), "get failed: "));
+    // one page of the partitions (PARTITIONS_PAGE by default and at most); the totals cover them all
+    routes.get("/api/v1/resources/queues/:queue", ctx -> Paging.passthrough(ctx, node,
+        "SELECT body, next_after FROM queen.get_queue($1, $2, $3, $4)", Tuple.of(Tenancy.of(ctx),
+            ctx.pathParam("queue"), Paging.after(ctx), Paging.limit(ctx, PARTITIONS_PAGE, PARTITIONS_PAGE)),
+        "get failed: "));
     routes.delete("/api/v1/resources/queues/:queue", ctx -> deleteQueue(ctx, node, vertx));
   }
 
@@ -176,7 +184,17 @@ final class QueueRoutes {
 
   /** A stored procedure's JSON, verbatim, with its status derived by {@link ProcedureResult}. */
   static void passthrough(RoutingContext ctx, NodeContext node, String sql, Tuple args, String prefix) {
-    node.pool().preparedQuery(sql).execute(args)
+    passthrough(ctx, node.pool(), sql, args, prefix);
+  }
+
+  /** {@link #passthrough} of a read-only procedure, on the read pool (a read replica when one is fit). */
+  static void readThrough(RoutingContext ctx, NodeContext node, String sql, Tuple args, String prefix) {
+    passthrough(ctx, node.reads(), sql, args, prefix);
+  }
+
+  private static void passthrough(RoutingContext ctx, io.vertx.sqlclient.Pool pool, String sql, Tuple args,
+                                  String prefix) {
+    pool.preparedQuery(sql).execute(args)
         .onSuccess(rows -> {
           String text = rows.iterator().next().getString(0);
           ErrorContract.send(ctx, ProcedureResult.statusOf(text), Buffer.buffer(text == null ? "null" : text));

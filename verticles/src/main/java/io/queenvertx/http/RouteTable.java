@@ -15,7 +15,8 @@ import java.util.List;
  * place: the body limit is attached only to routes that read a body (a GET or the fallback never answers 413, API.md
  * §1.6), and later layers (the OpenAPI check) read the same list. Given an {@link AuthHandler}, each route's first
  * handler is the access check for that route's own level ({@link AuthHandler#forRoute}), computed from its template
- * path and method, and it runs before the body is buffered.
+ * path and method, and it runs before the body is buffered. A route that reads a body then refuses one not declared
+ * as JSON (415, {@link Bodies#declaredJson}) before buffering it, and one that is not UTF-8 after.
  *
  * <p>The body buffer is allocated once at the request's declared Content-Length instead of growing chunk by chunk.
  * vertx-web answers 413 from the header alone when the declared length exceeds the limit (before any allocation), and
@@ -89,7 +90,7 @@ public final class RouteTable {
   private void add(HttpMethod m, String path, boolean readsBody, Handler<RoutingContext> h) {
     var route = router.route(m, path);
     if (auth != null) route.handler(auth.forRoute(m, prefix + path));
-    if (readsBody) route.handler(body);
+    if (readsBody) route.handler(Bodies.DECLARED_JSON).handler(body).handler(Bodies::requireUtf8);
     route.handler(h);
     entries.add(new Entry(m, prefix + path));
   }

@@ -8,18 +8,23 @@ import io.vertx.sqlclient.Tuple;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.regex.Pattern;
 
 /**
  * Message traces (API.md §5.13): recording one (what Queen's JS {@code message.trace()} sends) and the three
  * listings. Stored by the procedures of R__74_traces.sql in {@code queen.message_traces}, with the tenant on the row:
  * a trace outlives its queue and is removed by the retention cycle on its own age ({@code QUEEN_TRACES_RETENTION_DAYS}).
- * A partition id that is not the caller tenant's is "Message not found" on POST and an empty list on GET.
+ * A partition id that is not the caller tenant's is "Message not found" on POST and an empty list on GET. A message's
+ * timeline is paged ({@link Paging}: {@value #MAX_PAGE} traces by default and at most), oldest first.
  */
 final class TraceRoutes {
   static final String MESSAGE_NOT_FOUND = "Message not found";
   static final int MAX_TRACE_NAMES = 100;
   static final int MAX_EVENT_TYPE_CHARS = 255;
   static final int MAX_PAGE = 1000;
+  /** A timeline cursor's key: the last trace's time in microseconds since the epoch and its id. */
+  private static final Pattern TIMELINE_KEY =
+      Pattern.compile("-?[0-9]{1,18},[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}");
 
   private TraceRoutes() {}
 
@@ -38,8 +43,9 @@ final class TraceRoutes {
         ErrorContract.send(ctx, 200, new JsonObject().put("traces", new JsonArray()));
         return;
       }
-      QueueRoutes.passthrough(ctx, node, "SELECT queen.traces_of_message($1, $2, $3)::text",
-          Tuple.of(Tenancy.of(ctx), pid, ctx.pathParam("transactionId")), "traces failed: ");
+      Paging.passthrough(ctx, node, "SELECT body, next_after FROM queen.traces_of_message($1, $2, $3, $4, $5)",
+          Tuple.of(Tenancy.of(ctx), pid, ctx.pathParam("transactionId"), Paging.after(ctx, TIMELINE_KEY),
+              Paging.limit(ctx, MAX_PAGE, MAX_PAGE)), "traces failed: ");
     });
   }
 

@@ -22,7 +22,8 @@ import java.util.stream.Stream;
  * <p>Format: records {@code [u32 LE length][JSON event]}, event {@code {tenant, queue, partition, transactionId,
  * producerSub, encrypted, payload}} where payload is the stored JSON text (an envelope for encrypted queues). The
  * active file is {@code queen-<13-digit ms>-<8-digit seq>.tmp}; it becomes {@code .buf} when full or at drain time,
- * so lexical order is FIFO order. Every append is forced to disk before the caller answers {@code buffered}. Used
+ * so lexical order is FIFO order. Every append is forced to disk before the caller answers {@code buffered}; an
+ * append that fails (a full disk) is cut off the file again before the caller answers {@code failed}. Used
  * only from the log writer's spool tasks on the worker pool, which run one at a time in order ({@link Offload#disk});
  * its counters are atomics, read by the metrics.
  *
@@ -33,6 +34,8 @@ import java.util.stream.Stream;
  * moved back at start and replayed like any other.
  */
 final class Spool {
+  private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(Spool.class);
+
   record Event(String tenant, String queue, String partition, String transactionId, String producerSub,
                boolean encrypted, byte[] payload) {}
 
@@ -41,6 +44,12 @@ final class Spool {
   private FileChannel active;
   private Path activePath;
   private int activeEvents;
+  /** The active file's length up to its last append taken; whatever lies beyond it was never acknowledged. */
+  private long activeBytes;
+  /** An append failed and its bytes may still lie past {@code activeBytes}: cut them before the file goes on. */
+  private boolean torn;
+  /** Files closed for the drain whose rename to {@code .buf} failed: tried again by {@link #rotate}. */
+  private final List<Path> unsealed = new ArrayList<>();
   private long seq;
   /** Events on disk, kept as a counter so readers (metrics, the admin route) never touch the files. */
   private final java.util.concurrent.atomic.AtomicLong pending = new java.util.concurrent.atomic.AtomicLong();
@@ -74,7 +83,7 @@ final class Spool {
             Path back = dir.resolve(name);
             if (Files.exists(back)) back = dir.resolve(name.substring(0, name.length() - 4) + "-recovered.buf");
             Files.move(p, back, StandardCopyOption.ATOMIC_MOVE);
-            org.slf4j.LoggerFactory.getLogger(Spool.class).warn("spool file failed/{} moved back for replay", name);
+            log.warn("spool file failed/{} moved back for replay", name);
           }
         }
       }
@@ -112,15 +121,49 @@ final class Spool {
     }
   }
 
-  /** Appends and forces the events; throws when they may not be on disk. */
+  /**
+   * Appends and forces the events: when it returns they are on disk and counted, and will be replayed. When it throws
+   * (a full disk, an I/O error) none of them is: whatever part of them reached the file (a full disk takes a write
+   * up to its last free block) is cut off again before anything else is written there, so an event refused here is
+   * never replayed, and the records after it stay readable.
+   */
   void append(List<Event> events) throws IOException {
     if (active == null) open();
+    cut();
     ByteBuffer[] arr = records(events);
-    while (hasRemaining(arr)) active.write(arr);
-    active.force(false);
+    try {
+      while (hasRemaining(arr)) active.write(arr);
+      active.force(false);
+    } catch (IOException e) {
+      torn = true;
+      try {
+        cut();
+      } catch (IOException again) {
+        // the file stays torn: nothing more is appended to it nor is it sealed until a later cut succeeds
+        e.addSuppressed(again);
+      }
+      throw e;
+    }
+    activeBytes = active.position();
     activeEvents += events.size();
     pending.addAndGet(events.size());
-    if (activeEvents >= eventsPerFile) rotate();
+    if (activeEvents >= eventsPerFile) {
+      try {
+        rotate();
+      } catch (IOException e) {
+        // the events are on disk and counted: the drain's next rotate seals the file
+        log.warn("spool file {} not sealed yet: {}", activePath.getFileName(), e.toString());
+      }
+    }
+  }
+
+  /** After a failed append, truncates the active file back to its last append taken, and forces that. */
+  private void cut() throws IOException {
+    if (!torn) return;
+    active.truncate(activeBytes);
+    active.position(activeBytes);
+    active.force(true);
+    torn = false;
   }
 
   private static boolean hasRemaining(ByteBuffer[] arr) {
@@ -132,15 +175,26 @@ final class Spool {
     activePath = dir.resolve(String.format("queen-%013d-%08d.tmp", System.currentTimeMillis(), seq++));
     active = FileChannel.open(activePath, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
     activeEvents = 0;
+    activeBytes = 0;
+    torn = false;
   }
 
-  /** Closes the active file so the drain can take it. */
+  /** Closes the active file, cut back to its last append taken, so the drain can take it. */
   void rotate() throws IOException {
-    if (active == null || activeEvents == 0) return;
-    active.close();
-    active = null;
-    activeEvents = 0;
-    seal(activePath);
+    if (active != null && activeEvents > 0) {
+      cut();
+      try {
+        active.close();
+      } finally {
+        active = null;
+        activeEvents = 0;
+        unsealed.add(activePath);
+      }
+    }
+    while (!unsealed.isEmpty()) {
+      seal(unsealed.get(0));
+      unsealed.remove(0);
+    }
   }
 
   private static void seal(Path tmp) throws IOException {
@@ -196,8 +250,14 @@ final class Spool {
   void rewrite(Path file, List<Event> left, int removed) throws IOException {
     Path next = file.resolveSibling(file.getFileName() + ".new");
     Files.deleteIfExists(next);
-    write(next, left);
-    Files.move(next, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    try {
+      write(next, left);
+      Files.move(next, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    } catch (IOException e) {
+      // the original still holds every event; a partial copy would only take room from the spool's appends
+      deleteQuietly(next, e);
+      throw e;
+    }
     pending.addAndGet(-removed);
   }
 
@@ -210,8 +270,24 @@ final class Spool {
     Files.createDirectories(failed);
     Path file = failed.resolve(String.format("queen-%013d-%08d.rejected.json", System.currentTimeMillis(),
         rejectSeq++));
-    Files.write(file, json(e).put("reason", reason).encodePrettily().getBytes(StandardCharsets.UTF_8),
-        StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE, StandardOpenOption.SYNC);
+    try {
+      Files.write(file, json(e).put("reason", reason).encodePrettily().getBytes(StandardCharsets.UTF_8),
+          StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE, StandardOpenOption.SYNC);
+    } catch (java.nio.file.FileAlreadyExistsException taken) {
+      throw taken;
+    } catch (IOException notWritten) {
+      // not set aside: the event stays in its file (a torn record here would be counted at the next start)
+      deleteQuietly(file, notWritten);
+      throw notWritten;
+    }
     rejected.incrementAndGet();
+  }
+
+  private static void deleteQuietly(Path file, IOException cause) {
+    try {
+      Files.deleteIfExists(file);
+    } catch (IOException e) {
+      cause.addSuppressed(e);
+    }
   }
 }

@@ -349,14 +349,17 @@ final class Spooler {
       nextDrainAt = 0;
     }
     if (done.isEmpty()) return;
+    // counted off by what leaves the file, so the pending count stays the number of events the files hold
+    int before = drainLeft.size();
     drainLeft.removeIf(done::contains);
+    int removed = before - drainLeft.size();
     if (drainLeft.isEmpty()) {
-      spool.delete(drainFile, done.size());
+      spool.delete(drainFile, removed);
       log.info("spool file {} replayed", drainFile.getFileName());
       drainFile = null;
       drainPlan.clear();
     } else {
-      spool.rewrite(drainFile, drainLeft, done.size());
+      spool.rewrite(drainFile, drainLeft, removed);
       if (landed > 0) log.info("spool file {}: {} events replayed, {} left", drainFile.getFileName(), landed,
           drainLeft.size());
     }

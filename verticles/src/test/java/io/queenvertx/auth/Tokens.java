@@ -21,10 +21,14 @@ final class Tokens {
   }
 
   static String hs(JsonObject header, String secret, JsonObject claims) {
+    return hs(header.getString("alg"), secret, header.encode().getBytes(StandardCharsets.UTF_8),
+        claims.encode().getBytes(StandardCharsets.UTF_8));
+  }
+
+  /** An HMAC-signed token over header and claims given as bytes (which need not be valid UTF-8). */
+  static String hs(String alg, String secret, byte[] header, byte[] claims) {
     try {
-      String alg = header.getString("alg");
-      String signing = b64(header.encode().getBytes(StandardCharsets.UTF_8)) + "."
-          + b64(claims.encode().getBytes(StandardCharsets.UTF_8));
+      String signing = b64(header) + "." + b64(claims);
       String macAlg = "HmacSHA" + alg.substring(2);
       Mac mac = Mac.getInstance(macAlg);
       mac.init(new SecretKeySpec(secret.getBytes(StandardCharsets.UTF_8), macAlg));

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
@@ -99,7 +100,7 @@ class ConfigTest {
         "QUEEN_CLUSTER_MEMBERS", "10.0.0.1", "JWT_ENABLED", "on", "JWT_SECRET", "s", "FILE_BUFFER_FLUSH_MS", "250"));
     Config moved = c.withPort(7001);
     assertThat(moved.http()).isEqualTo(new HttpSettings(7001, c.http().bindAddress(), c.http().maxBodyBytes(),
-        c.http().instances(), true, c.http().eventLoops()));
+        c.http().instances(), true, c.http().eventLoops(), c.http().maxPushItems()));
     assertThat(moved).usingRecursiveComparison().ignoringFields("http.port").isEqualTo(c);
     var db = new Config.Database("h", 1234, "d", "u", "p", false);
     Config pointed = c.withDatabase(db);
@@ -113,14 +114,16 @@ class ConfigTest {
     var c = Config.from(Map.of("QUEEN_DATA_DIR", "/srv/q"));
     assertThat(c.http()).isEqualTo(new HttpSettings(HttpSettings.DEFAULT_PORT, HttpSettings.DEFAULT_BIND_ADDRESS,
         HttpSettings.DEFAULT_MAX_BODY_BYTES, Runtime.getRuntime().availableProcessors(), false,
-        2 * Runtime.getRuntime().availableProcessors()));
+        2 * Runtime.getRuntime().availableProcessors(), HttpSettings.DEFAULT_MAX_PUSH_ITEMS));
     assertThat(c.postgres()).isEqualTo(new PostgresSettings(Optional.empty(), Path.of("/srv/q"), 0,
         c.postgres().embeddedSharedBuffersMb(), PostgresSettings.DEFAULT_POOL_SIZE,
-        PostgresSettings.DEFAULT_STATEMENT_TIMEOUT_MS, true));
+        PostgresSettings.DEFAULT_STATEMENT_TIMEOUT_MS, true, java.util.List.of(),
+        PostgresSettings.DEFAULT_READ_MAX_LAG_MS, PostgresSettings.DEFAULT_CHECK_INTERVAL_MS,
+        PostgresSettings.DEFAULT_CHECK_TIMEOUT_MS, PostgresSettings.DEFAULT_FAILOVER_WAIT_MS));
     assertThat(c.pop()).isEqualTo(new PopSettings(PopSettings.DEFAULT_TIMEOUT_MS,
         PopSettings.DEFAULT_SUBSCRIPTION_MODE, PopSettings.DEFAULT_WAIT_INITIAL_INTERVAL_MS,
         PopSettings.DEFAULT_WAIT_BACKOFF_THRESHOLD, PopSettings.DEFAULT_WAIT_BACKOFF_MULTIPLIER,
-        PopSettings.DEFAULT_WAIT_MAX_INTERVAL_MS));
+        PopSettings.DEFAULT_WAIT_MAX_INTERVAL_MS, PopSettings.DEFAULT_MAX_BATCH, PopSettings.DEFAULT_MAX_BYTES));
     assertThat(c.engine()).isEqualTo(new EngineSettings(EngineSettings.DEFAULT_ZSTD_LEVEL,
         EngineSettings.DEFAULT_SEGMENT_CACHE_ENTRIES, EngineSettings.DEFAULT_DEDUP_CACHE_MB,
         EngineSettings.DEFAULT_PUSH_BUNDLES_IN_FLIGHT, EngineSettings.DEFAULT_PUSH_PARTITIONS_PER_BUNDLE,
@@ -130,12 +133,12 @@ class ConfigTest {
     assertThat(c.maintenance()).isEqualTo(new MaintenanceSettings(MaintenanceSettings.DEFAULT_RETENTION_INTERVAL_MS,
         MaintenanceSettings.DEFAULT_RETENTION_BATCH_SIZE, MaintenanceSettings.DEFAULT_CACHE_REFRESH_INTERVAL_MS,
         MaintenanceSettings.DEFAULT_REDRIVE_STALE_MS));
-    assertThat(c.security()).isEqualTo(new SecuritySettings(Optional.empty(), false, Map.of()));
+    assertThat(c.security()).isEqualTo(new SecuritySettings(Optional.empty(), false, Map.of(), List.of(), List.of()));
     assertThat(c.cluster()).isEqualTo(new ClusterSettings(false, ClusterSettings.DEFAULT_MEMBERS,
         ClusterSettings.DEFAULT_PORT, 0, "", ClusterSettings.DEFAULT_NAME, Path.of(ClusterSettings.DEFAULT_XML_FILE)));
     assertThat(c.jwt()).isEqualTo(new JwtSettings(false, JwtSettings.DEFAULT_ALGORITHM, "", "", "",
         JwtSettings.DEFAULT_JWKS_REFRESH_INTERVAL_S, JwtSettings.DEFAULT_JWKS_TIMEOUT_MS, "", "",
-        JwtSettings.DEFAULT_CLOCK_SKEW_S, JwtSettings.DEFAULT_SKIP_PATHS, "role", "roles", "admin", "read-write",
+        JwtSettings.DEFAULT_CLOCK_SKEW_S, true, JwtSettings.DEFAULT_SKIP_PATHS, "role", "roles", "admin", "read-write",
         "read-only", "write-only"));
     assertThat(c.exposure()).isEqualTo(new ExposureSettings(ExposureSettings.DEFAULT_IDLE_TIMEOUT_S,
         ExposureSettings.DEFAULT_HEADER_TIMEOUT_MS, ExposureSettings.defaultMaxConnections(), false));
@@ -148,6 +151,9 @@ class ConfigTest {
       "QUEEN_HTTP_INSTANCES | many | QUEEN_HTTP_INSTANCES='many' is not accepted: an integer of at least 1 (32-bit)",
       "QUEEN_EMBEDDED_PG_PORT       | 70000 | QUEEN_EMBEDDED_PG_PORT='70000' is not accepted: an integer from 0 to 65535",
       "POP_WAIT_MAX_INTERVAL_MS     | 1s   | POP_WAIT_MAX_INTERVAL_MS='1s' is not accepted: an integer of at least 1",
+      "QUEEN_POP_MAX_BATCH | 0 | QUEEN_POP_MAX_BATCH='0' is not accepted: an integer of at least 1 (32-bit)",
+      "QUEEN_POP_MAX_BYTES          | 64MB | QUEEN_POP_MAX_BYTES='64MB' is not accepted: an integer of at least 0",
+      "QUEEN_MAX_PUSH_ITEMS | many | QUEEN_MAX_PUSH_ITEMS='many' is not accepted: an integer of at least 1 (32-bit)",
       "QUEEN_V2_ZSTD_LEVEL          | 23   | QUEEN_V2_ZSTD_LEVEL='23' is not accepted: an integer from -7 to 22",
       "FILE_BUFFER_FLUSH_MS         | fast | FILE_BUFFER_FLUSH_MS='fast' is not accepted: an integer of at least 10",
       "QUEEN_REDRIVE_STALE_MS       | 1e4  | QUEEN_REDRIVE_STALE_MS='1e4' is not accepted: an integer of at least 1000",
@@ -156,10 +162,34 @@ class ConfigTest {
       "QUEEN_HTTP_MAX_CONNECTIONS   | lots | QUEEN_HTTP_MAX_CONNECTIONS='lots' is not accepted: an integer of at least 0 (32-bit)",
       "QUEEN_ACCESS_LOG             | loud | QUEEN_ACCESS_LOG='loud' is not accepted: a boolean (true/false, 1/0, yes/no, on/off)",
       "QUEEN_WEBHOOK_API_KEYS       | k=nope | QUEEN_WEBHOOK_API_KEYS: the tenant of entry 'k...' is not accepted ('nope'): a tenant UUID after '='",
+      "QUEEN_JWT_REQUIRE_EXP        | often | QUEEN_JWT_REQUIRE_EXP='often' is not accepted: a boolean (true/false, 1/0, yes/no, on/off)",
   })
   void eachConcernRejectsABadValueByNamingTheVariableAndTheValue(String variable, String value, String message) {
     assertThatThrownBy(() -> Config.from(Map.of(variable, value)))
         .isInstanceOf(ConfigException.class).hasMessage(message);
+  }
+
+  @Test
+  void allowedOriginsAndHostsAreStrictAndKeptCanonical() {
+    var c = Config.from(Map.of("QUEEN_ALLOWED_ORIGINS", " HTTPS://App.Example.com:443 , http://10.0.0.5:8080,"
+        + "http://[::1]:80", "QUEEN_ALLOWED_HOSTS", "Queen.Example, 10.0.0.5:6632,[::1]"));
+    assertThat(c.security().allowedOrigins())
+        .containsExactly("https://app.example.com", "http://10.0.0.5:8080", "http://[::1]");
+    assertThat(c.security().allowedHosts()).containsExactly("queen.example", "10.0.0.5:6632", "[::1]");
+    assertThat(Config.from(Map.of("QUEEN_ALLOWED_ORIGINS", "https://a.example,*")).security().allowedOrigins())
+        .containsExactly("*");
+    for (String bad : new String[] {"https://a.example/", "a.example", "ftp://a.example", "https://a.example:0",
+        "https://a.example:99999", "https://", "null", "https://a b"}) {
+      assertThatThrownBy(() -> Config.from(Map.of("QUEEN_ALLOWED_ORIGINS", "https://ok.example," + bad)))
+          .as(bad).isInstanceOf(ConfigException.class)
+          .hasMessageStartingWith("QUEEN_ALLOWED_ORIGINS='https://ok.example," + bad + "' is not accepted: "
+              + "comma-separated origins").hasMessageEndingWith("'" + bad + "' is not one");
+    }
+    for (String bad : new String[] {"a.example/x", "a.example:", "a.example:x", "[::1", "http://a.example", "*"}) {
+      assertThatThrownBy(() -> Config.from(Map.of("QUEEN_ALLOWED_HOSTS", bad)))
+          .as(bad).isInstanceOf(ConfigException.class)
+          .hasMessageStartingWith("QUEEN_ALLOWED_HOSTS='" + bad + "' is not accepted: comma-separated host names");
+    }
   }
 
   @Test
@@ -198,6 +228,11 @@ class ConfigTest {
       "DB_POOL_SIZE                       | 10001 | 1     | an integer from 1 to 10000",
       "QUEEN_EMBEDDED_PG_SHARED_BUFFERS_MB | 15   | 16    | an integer of at least 16 (32-bit)",
       "QUEEN_STMT_TIMEOUT_MS              | -1    | 0     | an integer of at least 0 (32-bit)",
+      "QUEEN_READ_MAX_LAG_MS              | -1    | 0     | an integer of at least 0 (32-bit)",
+      "QUEEN_PG_CHECK_INTERVAL_MS         | 99    | 100   | an integer from 100 to 60000",
+      "QUEEN_PG_CHECK_INTERVAL_MS         | 60001 | 60000 | an integer from 100 to 60000",
+      "QUEEN_PG_CHECK_TIMEOUT_MS          | 99    | 100   | an integer from 100 to 60000",
+      "QUEEN_PG_FAILOVER_WAIT_MS          | 600001 | 0    | an integer from 0 to 600000",
       "QUEEN_MAX_BODY_BYTES               | 0     | 1     | an integer of at least 1 (32-bit)",
       "QUEEN_MAX_BODY_BYTES               | 2147483648 | 2147483647 | an integer of at least 1 (32-bit)",
       "QUEEN_HTTP_INSTANCES               | 0     | 1     | an integer of at least 1 (32-bit)",
@@ -241,6 +276,10 @@ class ConfigTest {
       Map.entry("DB_POOL_SIZE", c -> c.postgres().poolSize()),
       Map.entry("QUEEN_EMBEDDED_PG_SHARED_BUFFERS_MB", c -> c.postgres().embeddedSharedBuffersMb()),
       Map.entry("QUEEN_STMT_TIMEOUT_MS", c -> c.postgres().statementTimeoutMs()),
+      Map.entry("QUEEN_READ_MAX_LAG_MS", c -> c.postgres().readMaxLagMs()),
+      Map.entry("QUEEN_PG_CHECK_INTERVAL_MS", c -> c.postgres().checkIntervalMs()),
+      Map.entry("QUEEN_PG_CHECK_TIMEOUT_MS", c -> c.postgres().checkTimeoutMs()),
+      Map.entry("QUEEN_PG_FAILOVER_WAIT_MS", c -> c.postgres().failoverWaitMs()),
       Map.entry("QUEEN_MAX_BODY_BYTES", c -> c.http().maxBodyBytes()),
       Map.entry("QUEEN_HTTP_INSTANCES", c -> c.http().instances()),
       Map.entry("QUEEN_EVENT_LOOPS", c -> c.http().eventLoops()),

@@ -2,7 +2,16 @@ package io.queenvertx.boot;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.queenvertx.codec.Frame;
+import io.queenvertx.codec.Segment;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.UUID;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -11,7 +20,8 @@ import org.junit.jupiter.api.Test;
  * The SQL helpers the push and pop procedures share instead of repeating a query (issue 19: no repeated block in
  * sql/src/main) cost the hot path nothing: each statement that calls a helper gets, as a generic plan, exactly the plan
  * of the same statement with the helper's query written out in place (the planner inlines the helper). A helper that
- * stops being inlinable (a SET clause, STRICT, written in plpgsql) shows up as a Function Scan and fails here.
+ * stops being inlinable (a SET clause, STRICT, written in plpgsql) shows up as a Function Scan and fails here. The
+ * pop's byte-budget measure ({@code _log_pop_bytes}) is inlined too, and reads the segment header's length.
  */
 class HotPathHelpersIT {
   /** log_pop's candidates of a queue written since the group's empty-scan floor, as the call and written out. */
@@ -86,6 +96,26 @@ class HotPathHelpersIT {
         + "'helpers-q', NULL, NULL)")).as("another tenant's queue of the same name").isEmpty();
     assertThat(c.rows("SELECT pid FROM queen._log_partition_lookup(NULL, 'helpers-q', NULL, '" + pid + "')"))
         .as("a known id needs no probe").isEmpty();
+  }
+
+  @Test
+  void popBytesIsInlinedAndWeighsAMessageByTheSegmentHeader() throws SQLException {
+    String plan = String.join("\n", c.rows("EXPLAIN (GENERIC_PLAN, VERBOSE, COSTS OFF) "
+        + "SELECT queen._log_pop_bytes($1::bytea, $2::bigint, $3::integer)"));
+    assertThat(plan).as("inlined: no call left in the plan").doesNotContain("_log_pop_bytes");
+    List<Frame> frames = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      frames.add(Frame.of(UUID.randomUUID(), "t" + i,
+          ("{\"text\":\"" + "x".repeat(3000) + "\"}").getBytes(StandardCharsets.UTF_8)));
+    }
+    byte[] blob = Segment.pack(frames);
+    long raw = ByteBuffer.wrap(blob, 8, 4).order(ByteOrder.LITTLE_ENDIAN).getInt();
+    assertThat(raw).as("uncompressed frames").isGreaterThan(12_000).isGreaterThan(blob.length * 10L);
+    String hex = "'\\x" + HexFormat.of().formatHex(blob) + "'::bytea";
+    assertThat(c.text("SELECT queen._log_pop_bytes(substring(" + hex + " FROM 1 FOR 12), octet_length(" + hex
+        + "), 4)")).as("a quarter of the uncompressed frames, plus 256").isEqualTo(String.valueOf(raw / 4 + 256));
+    assertThat(c.text("SELECT queen._log_pop_bytes(substring('\\x0102'::bytea FROM 1 FOR 12), 1000, 4)"))
+        .as("no segment header: the stored size").isEqualTo("506");
   }
 
   private static void assertSamePlan(String call, String inline) throws SQLException {

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 class PortReservationTest {
 
   private static HttpSettings on(int port) {
-    return new HttpSettings(port, "127.0.0.1", 1024, 1, false, 1);
+    return new HttpSettings(port, "127.0.0.1", 1024, 1, false, 1, HttpSettings.DEFAULT_MAX_PUSH_ITEMS);
   }
 
   private static ServerSocket listener(int port) throws Exception {

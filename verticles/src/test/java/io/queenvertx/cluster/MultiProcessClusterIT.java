@@ -51,17 +51,18 @@ class MultiProcessClusterIT {
     b = fb.get(180, TimeUnit.SECONDS);
     // the members have met once a push through b wakes a pop parked on a (the cross-node announcement)
     org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(100))
-        .until(MultiProcessClusterIT::aPushThroughBWakesAPopOnA);
+        .until(() -> aPushThroughWakesAPopOn(b, a));
   }
 
   /**
-   * One round: a pop parked on a (3 s timeout, under the 5 s re-poll) answers a message pushed via b within 1 s,
-   * which only the cross-node announcement can do (its final poll at the deadline would come 3 s after the push).
+   * One round: a pop parked on {@code parkedOn} (3 s timeout, under the 5 s re-poll of {@link #ENV}) answers a
+   * message pushed via {@code pushedThrough} within 1 s, which only the cross-node announcement can do (its final
+   * poll at the deadline would come 3 s after the push). False when it does not, or when the push is refused.
    */
-  static boolean aPushThroughBWakesAPopOnA() throws Exception {
+  static boolean aPushThroughWakesAPopOn(BrokerProcess pushedThrough, BrokerProcess parkedOn) throws Exception {
     String q = "mp-meet-" + UUID.randomUUID();
-    var parked = parkOn(a, "/api/v1/pop/queue/" + q + "?wait=true&timeout=3000&autoAck=true");
-    assertThat(post(b, "/api/v1/push", pushBody(q, "meet")).statusCode()).isEqualTo(201);
+    var parked = parkOn(parkedOn, "/api/v1/pop/queue/" + q + "?wait=true&timeout=3000&autoAck=true");
+    if (post(pushedThrough, "/api/v1/push", pushBody(q, "meet")).statusCode() != 201) return false;
     long pushedAt = System.nanoTime();
     int status = parked.get(15, TimeUnit.SECONDS).statusCode();
     return status == 200 && System.nanoTime() - pushedAt < TimeUnit.SECONDS.toNanos(1);
@@ -111,6 +112,7 @@ class MultiProcessClusterIT {
 
   static HttpResponse<String> post(BrokerProcess n, String path, Object body) throws Exception {
     return HTTP.send(HttpRequest.newBuilder(URI.create(n.baseUrl() + path)).timeout(Duration.ofSeconds(60))
+        .header("Content-Type", "application/json")
         .POST(HttpRequest.BodyPublishers.ofString(body.toString())).build(), HttpResponse.BodyHandlers.ofString());
   }
 

@@ -73,7 +73,7 @@ class PopFusionIT {
 
   @Test
   void concurrentPopsFusedIntoSharedStatementsEachGetTheirOwnMessageAndLease() throws Exception {
-    PopFusion fusion = PopFusion.of(node.node().vertx(), node.node().pool());
+    PopFusion fusion = PopFusion.of(node.node().vertx(), node.node().pool(), node.node().config().pop().maxBytes());
     long fusedBefore = fusion.fusedPops();
     int rounds = 0;
     // Each round is a fresh queue; rounds repeat (at most 10) until at least one statement carried several pops, so

@@ -19,7 +19,8 @@ import org.openqa.selenium.support.ui.WebDriverWait;
 
 /**
  * A headless Debian Chromium driven through Debian's chromedriver (never a downloaded one: Selenium Manager is not
- * consulted because both paths are given). Waits are on DOM conditions only.
+ * consulted because both paths are given). Waits are on DOM conditions only. The browser runs in {@link #ZONE}, not
+ * the machine's zone, so the tests see the dashboard convert times to a zone other than UTC.
  *
  * <p>One Chromium per test JVM serves the dashboard classes in turn (a launch costs about two seconds): each class
  * gets it pointed at its own node, and {@link #close} leaves it blank, with the class's cookies and storage gone; it is
@@ -27,6 +28,8 @@ import org.openqa.selenium.support.ui.WebDriverWait;
  */
 final class Browser implements AutoCloseable {
   static final Duration WAIT = Duration.ofSeconds(30);
+  /** The browser's time zone. */
+  static final String ZONE = "America/New_York";
   private static ChromeDriver shared;
 
   final ChromeDriver driver;
@@ -62,7 +65,8 @@ final class Browser implements AutoCloseable {
       o.addArguments("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
           "--window-size=1400,1000", "--user-data-dir=" + profile, "--no-first-run", "--disable-extensions");
       ChromeDriverService service = new ChromeDriverService.Builder()
-          .usingDriverExecutable(new File(chromedriver)).usingAnyFreePort().build();
+          .usingDriverExecutable(new File(chromedriver)).usingAnyFreePort()
+          .withEnvironment(java.util.Map.of("TZ", ZONE)).build();
       ChromeDriver driver = new ChromeDriver(service, o);
       Runtime.getRuntime().addShutdownHook(new Thread(() -> {
         try {

@@ -40,9 +40,14 @@ class DashboardPagesIT {
     node.get("/api/v1/pop/queue/" + q + "?consumerGroup=" + group + "&subscriptionMode=all&batch=1&autoAck=true");
     settles("queue?name=" + q, "Queue");
     browser.waitFor("tr[data-partition='Default']");
-    browser.waitFor("#config-json");
+    browser.waitFor("#config-form #config-leaseTime");
     settles("groups", "Consumer groups");
-    browser.waitFor("tr[data-group='" + group + "']");
+    // 25 groups a page: other tests' groups may come first
+    browser.until(d -> {
+      if (!d.findElements(org.openqa.selenium.By.cssSelector("tr[data-group='" + group + "']")).isEmpty()) return true;
+      d.findElements(org.openqa.selenium.By.cssSelector("#groups-more")).forEach(WebElement::click);
+      return null;
+    });
     settles("groups?name=" + group, "Consumer group");
     browser.waitText("section[data-queue='" + q + "'] td.lag", "1");
     settles("traces", "Traces");

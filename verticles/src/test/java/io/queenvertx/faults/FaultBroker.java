@@ -22,13 +22,20 @@ final class FaultBroker implements AutoCloseable {
   static final Duration BOOT = Duration.ofSeconds(120);
 
   private final Path home;
+  private final Path spool;
   private final int port;
   private final int pgPort;
   private volatile BrokerProcess process;
   private int starts;
 
   FaultBroker(Path home, int pgPort) throws IOException {
+    this(home, home.resolve("spool"), pgPort);
+  }
+
+  /** A broker whose spool lives in {@code spool} (a small file system of its own, say). */
+  FaultBroker(Path home, Path spool, int pgPort) throws IOException {
     this.home = home;
+    this.spool = spool;
     this.port = TestNode.freePort();
     this.pgPort = pgPort;
     Files.createDirectories(home);
@@ -39,7 +46,7 @@ final class FaultBroker implements AutoCloseable {
   }
 
   Path spoolDir() {
-    return home.resolve("spool");
+    return spool;
   }
 
   int starts() {
@@ -80,21 +87,21 @@ final class FaultBroker implements AutoCloseable {
   }
 
   /**
-   * The spool's {@code queen_file_buffer_pending} gauge from {@code /metrics/prometheus}, or -1 when the broker does
-   * not answer or does not export it.
+   * The spool's {@code queen_file_buffer_pending} gauge from {@code /metrics/prometheus}, or empty when the broker
+   * does not answer or does not export it.
    */
-  long spoolPending() {
+  java.util.OptionalLong spoolPending() {
     try {
       HttpResponse<String> r = Http.get(baseUrl() + "/metrics/prometheus", Duration.ofSeconds(10));
-      if (r.statusCode() != 200) return -1;
+      if (r.statusCode() != 200) return java.util.OptionalLong.empty();
       for (String line : r.body().split("\n")) {
         if (line.startsWith("queen_file_buffer_pending")) {
-          return (long) Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+          return java.util.OptionalLong.of((long) Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1)));
         }
       }
-      return -1;
+      return java.util.OptionalLong.empty();
     } catch (Exception e) {
-      return -1;
+      return java.util.OptionalLong.empty();
     }
   }
 

@@ -3,6 +3,7 @@ package io.queenvertx.faults;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.queenvertx.testing.Census;
+import io.queenvertx.testing.TinyDisk;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -23,18 +24,19 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The fault suite (RELIABILITY.md): a broker JVM on a PostgreSQL this class owns, under bounded push load, through
- * kill -9 of the broker, PostgreSQL restarts and a PostgreSQL outage (with and without a broker restart in it).
- * Afterwards a consumer group pops the queue and every item the broker acknowledged ({@code queued},
- * {@code buffered}, {@code duplicate}) must be found exactly once. Each scenario prints one line of counts and the
+ * kill -9 of the broker, PostgreSQL restarts and a PostgreSQL outage (with and without a broker restart in it, and
+ * with the spool's disk full). Afterwards a consumer group pops the queue and every item the broker acknowledged
+ * ({@code queued}, {@code buffered}, {@code duplicate}) must be found exactly once, and none it answered
+ * {@code failed}. Each scenario prints one line of counts and the
  * whole table is printed at the end, so a CI log shows the figures. Sizes: {@link FaultPlan} ({@code
  * -Dqueen.faults=long} for the long run).
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class FaultSuiteIT {
   static final FaultPlan PLAN = FaultPlan.current();
-  static final String HEADER = String.format("%-26s | %9s | %9s | %9s | %7s | %5s | %5s | %5s | %5s | %6s | %8s | %s",
-      "scenario", "ack:queued", "ack:buffer", "ack:dup", "found", "lost", "dupl", "redel", "extra", "no-ack",
-      "duration", "notes");
+  static final String HEADER = String.format(
+      "%-26s | %9s | %9s | %9s | %7s | %5s | %5s | %5s | %5s | %6s | %6s | %8s | %s", "scenario", "ack:queued",
+      "ack:buffer", "ack:dup", "found", "lost", "dupl", "redel", "extra", "no-ack", "failed", "duration", "notes");
   static final List<String> TABLE = Collections.synchronizedList(new ArrayList<>());
   static final Duration PHASE_LIMIT = Duration.ofMinutes(3);
 
@@ -203,6 +205,44 @@ class FaultSuiteIT {
   }
 
   /**
+   * Scenario 3c: as 3a, the spool on a file system of its own of 256 KiB (a tmpfs; needs root, skipped otherwise)
+   * that fills during the outage, so the broker answers {@code failed} once the spool cannot take an item. An item
+   * answered {@code failed} must never land (issue 34: a refused spool append had left part of itself in the file,
+   * replayed later), every item answered {@code buffered} must, and the spool's pending count must come back to 0.
+   */
+  @Test
+  @Order(5)
+  void spoolOutageOnAFullDisk() throws Exception {
+    String q = "faults-full-disk";
+    long t0 = System.nanoTime();
+    try (var disk = TinyDisk.mount(256);
+         var broker = new FaultBroker(home.resolve("full-disk"), disk.dir().resolve("spool"), pg.port())) {
+      broker.start(true);
+      phase(t0, "3c: broker up (spool on a 256 KiB tmpfs), producers start");
+      // one partition, 8 items a request: a failed write spools many events at once, so the append the full disk
+      // cuts short holds whole records of items it then answers failed (with one event an append, it holds none)
+      PushLoad load = PushLoad.start(broker.baseUrl(), q, "fd", new FaultPlan.Load(PLAN.load().producers(), 8,
+          PLAN.load().periodMs(), 1));
+      try {
+        awaitAtLeast("warm-up", load::acknowledgedCount, PLAN.warmupItems());
+        pg.stopFast();
+        phase(t0, "3c: PostgreSQL stopped");
+        awaitAtLeast("items answered failed once the spool's disk is full", load::failed, load.failed() + 200);
+        pg.start();
+        phase(t0, "3c: PostgreSQL started, " + load.buffered() + " items answered buffered, " + load.failed()
+            + " failed so far");
+        awaitAtLeast("queued after PostgreSQL is back", load::queued, load.queued() + PLAN.afterItems());
+      } finally {
+        load.close();
+      }
+      var row = settleAndCount("3c outage, full spool disk", broker, q, load, t0, "");
+      assertThat(load.buffered()).as("items answered buffered during the outage").isPositive();
+      assertThat(load.failed()).as("items answered failed once the disk was full").isPositive();
+      row.assertNothingLostOrStoredTwice();
+    }
+  }
+
+  /**
    * One timed phase of PostgreSQL being down: lasts {@code length} (the experiment's parameter) and must see the
    * broker answer {@code buffered} at least once more, the observable proof that it spools meanwhile.
    */
@@ -234,7 +274,14 @@ class FaultSuiteIT {
     try {
       Awaitility.await("spool of " + scenario + " empty").atMost(PLAN.drainTimeout())
           .pollInterval(Duration.ofMillis(500))
-          .until(() -> broker.status("/health") == 200 && broker.spoolPending() == 0);
+          .until(() -> {
+            var pending = broker.spoolPending();
+            // a count below zero never comes back: the spool replayed events it had not counted (issue 34)
+            if (pending.isPresent() && pending.getAsLong() < 0) {
+              throw new AssertionError(scenario + ": spool pending count " + pending.getAsLong());
+            }
+            return broker.status("/health") == 200 && pending.equals(java.util.OptionalLong.of(0));
+          });
     } catch (org.awaitility.core.ConditionTimeoutException e) {
       System.out.println("[faults] " + scenario + ": spool still holds " + broker.spoolPending() + " events\n"
           + broker.lastLog());
@@ -250,8 +297,8 @@ class FaultSuiteIT {
 
   /** One scenario's counts. */
   record Row(String scenario, long queued, long buffered, long duplicateAcks, long found, long lost,
-             long duplicated, long redelivered, long extra, long notAcked, long nanos, List<String> lostSample,
-             String notes) {
+             long duplicated, long redelivered, long extra, long notAcked, long failedFound, long nanos,
+             List<String> lostSample, String notes) {
     static Row of(String scenario, PushLoad load, Census census, long nanos, long spoolFailed, String notes) {
       long found = 0;
       List<String> lost = new ArrayList<>();
@@ -266,6 +313,8 @@ class FaultSuiteIT {
       }
       long extra = 0;
       for (String txn : load.unconfirmed()) if (census.found(txn)) extra++;
+      long failedFound = 0;
+      for (String txn : load.refused()) if (census.found(txn)) failedFound++;
       List<String> n = new ArrayList<>();
       if (!notes.isEmpty()) n.add(notes);
       lostByStatus.forEach((status, count) -> n.add("lost " + count + " answered " + status));
@@ -273,18 +322,19 @@ class FaultSuiteIT {
       if (census.ackFailures() > 0) n.add(census.ackFailures() + " ack retries");
       Collections.sort(lost);
       return new Row(scenario, load.queued(), load.buffered(), load.duplicates(), found, lost.size(),
-          census.duplicatesStored(), census.redeliveries(), extra, load.failed() + load.errors(), nanos,
+          census.duplicatesStored(), census.redeliveries(), extra, load.failed() + load.errors(), failedFound, nanos,
           lost.subList(0, Math.min(5, lost.size())), String.join("; ", n));
     }
 
     String line() {
-      return String.format("%-26s | %9d | %9d | %9d | %7d | %5d | %5d | %5d | %5d | %6d | %6.1f s | %s", scenario,
-          queued, buffered, duplicateAcks, found, lost, duplicated, redelivered, extra, notAcked, nanos / 1e9,
-          notes);
+      return String.format("%-26s | %9d | %9d | %9d | %7d | %5d | %5d | %5d | %5d | %6d | %6d | %6.1f s | %s",
+          scenario, queued, buffered, duplicateAcks, found, lost, duplicated, redelivered, extra, notAcked,
+          failedFound, nanos / 1e9, notes);
     }
 
     void assertNothingLostOrStoredTwice() {
       assertThat(lost).as("%s: acknowledged items not found, e.g. %s", scenario, lostSample).isZero();
+      assertThat(failedFound).as("%s: items answered failed that landed all the same", scenario).isZero();
       assertThat(duplicated).as("%s: transaction ids stored twice", scenario).isZero();
       assertThat(found).as("%s: found", scenario).isEqualTo(queued + buffered + duplicateAcks);
     }

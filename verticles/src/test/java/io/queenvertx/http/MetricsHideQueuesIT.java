@@ -1,8 +1,10 @@
 package io.queenvertx.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.queenvertx.boot.Config;
+import io.queenvertx.boot.ConfigException;
 import io.queenvertx.testing.TestNode;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -72,8 +74,11 @@ class MetricsHideQueuesIT {
     assertThat(set.idleTimeoutS()).isEqualTo(5);
     assertThat(set.headerTimeoutMs()).isEqualTo(250);
     assertThat(set.maxConnections()).isEqualTo(100);
-    var off = Config.from(Map.of("QUEEN_HTTP_IDLE_TIMEOUT_S", "-3", "QUEEN_HTTP_MAX_CONNECTIONS", "0")).exposure();
+    var off = Config.from(Map.of("QUEEN_HTTP_IDLE_TIMEOUT_S", "0", "QUEEN_HTTP_MAX_CONNECTIONS", "0")).exposure();
     assertThat(off.idleTimeoutS()).isZero();
     assertThat(off.maxConnections()).isZero();
+    // a negative value is out of range: the boot stops (it used to be clamped to "off")
+    assertThatThrownBy(() -> Config.from(Map.of("QUEEN_HTTP_IDLE_TIMEOUT_S", "-3")))
+        .isInstanceOf(ConfigException.class).hasMessageContaining("QUEEN_HTTP_IDLE_TIMEOUT_S");
   }
 }

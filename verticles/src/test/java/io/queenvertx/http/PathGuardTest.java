@@ -41,4 +41,13 @@ class PathGuardTest {
     assertThat(PathGuard.queryProblem("limit=5&queue=%00")).contains("queue").contains("NUL");
     assertThat(PathGuard.queryProblem("consumerGroup=g%zz")).contains("consumerGroup");
   }
+
+  @Test
+  void textMustBeUtf8OncePercentDecoded() {
+    for (String bad : new String[] {"%C0%AF", "%ED%A0%80", "%F4%90%80%80", "%80", "%C3", "%C3%28", "\u00e9"}) {
+      assertThat(PathGuard.pathProblem("/api/v1/resources/queues/a" + bad)).as(bad).isNotNull().startsWith("path ");
+      assertThat(PathGuard.queryProblem("limit=5&queue=a" + bad)).as(bad).contains("queue");
+    }
+    assertThat(PathGuard.queryProblem("queue=%C3%A9t%C3%A9&group=%F0%9F%98%80")).isNull();
+  }
 }

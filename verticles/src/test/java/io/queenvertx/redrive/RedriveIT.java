@@ -160,7 +160,8 @@ class RedriveIT {
     for (int attempt = 1; ; attempt++) {
       try {
         var r = http.send(HttpRequest.newBuilder(URI.create(a.baseUrl() + "/api/v1/dlq/redrive"))
-            .timeout(Duration.ofSeconds(20)).POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+            .timeout(Duration.ofSeconds(20)).header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString(body)).build(),
             HttpResponse.BodyHandlers.ofString());
         assertThat(r.statusCode()).as(r.body()).isEqualTo(201);
         return new JsonObject(r.body()).getString("taskId");

@@ -68,7 +68,9 @@ class JwtClaimTypesIT {
     assertThat(call(claims().put("exp", now() + 600).put("nbf", now() - 5).put("iat", now())).status())
         .isEqualTo(200);
     assertThat(call(claims().put("exp", now() + 600.5)).status()).isEqualTo(200);
-    assertThat(call(claims()).status()).as("exp is optional").isEqualTo(200);
+    var noExp = call(claims());
+    assertThat(noExp.status()).as("exp is required by default (QUEEN_JWT_REQUIRE_EXP)").isEqualTo(401);
+    assertThat(noExp.json().getString("error")).isEqualTo("Token has no expiry");
     var expired = call(claims().put("exp", 1_700_000_000L));
     assertThat(expired.status()).isEqualTo(401);
     assertThat(expired.json().getString("error")).isEqualTo("Token has expired");

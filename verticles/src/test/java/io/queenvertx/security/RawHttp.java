@@ -15,6 +15,8 @@ import javax.crypto.spec.SecretKeySpec;
 /**
  * HTTP/1.1 over a plain socket, so a request target reaches the broker byte for byte ({@code ..}, {@code //},
  * {@code %2e}): every JDK or Vert.x client would normalise it first. One request per connection, loopback only.
+ * {@link #send} writes {@code Host: 127.0.0.1:<port>} and, with a body, {@code Content-Type: application/json},
+ * unless the headers given name their own; {@link #exchange} writes exact bytes.
  */
 final class RawHttp {
   /** One answer: the status of the status line and the body that followed the headers. */
@@ -32,11 +34,13 @@ final class RawHttp {
 
   static Reply send(int port, String method, String target, Map<String, String> headers, String body) {
     byte[] payload = body == null ? new byte[0] : body.getBytes(StandardCharsets.UTF_8);
-    StringBuilder head = new StringBuilder().append(method).append(' ').append(target).append(" HTTP/1.1\r\n")
-        .append("Host: 127.0.0.1:").append(port).append("\r\n").append("Connection: close\r\n");
+    StringBuilder head = new StringBuilder().append(method).append(' ').append(target).append(" HTTP/1.1\r\n");
+    if (!named(headers, "Host")) head.append("Host: 127.0.0.1:").append(port).append("\r\n");
+    head.append("Connection: close\r\n");
     headers.forEach((k, v) -> head.append(k).append(": ").append(v).append("\r\n"));
     if (body != null) {
-      head.append("Content-Type: application/json\r\nContent-Length: ").append(payload.length).append("\r\n");
+      if (!named(headers, "Content-Type")) head.append("Content-Type: application/json\r\n");
+      head.append("Content-Length: ").append(payload.length).append("\r\n");
     }
     head.append("\r\n");
     try (var s = new Socket()) {
@@ -49,6 +53,48 @@ final class RawHttp {
       return parse(readAll(s.getInputStream()));
     } catch (IOException e) {
       throw new IllegalStateException(method + " " + target + ": " + e, e);
+    }
+  }
+
+  private static boolean named(Map<String, String> headers, String name) {
+    return headers.keySet().stream().anyMatch(name::equalsIgnoreCase);
+  }
+
+  /**
+   * What one connection answered to {@code request}: every byte read (ISO-8859-1) and whether the broker closed the
+   * connection ({@code closed}), or left it open for {@code waitMs} after its last byte.
+   */
+  record Conversation(String text, boolean closed) {
+    /** The status codes of the answers in order, from each status line (a body need not end in a newline). */
+    java.util.List<Integer> statuses() {
+      var out = new java.util.ArrayList<Integer>();
+      var m = java.util.regex.Pattern.compile("HTTP/1\\.[01] (\\d{3}) ").matcher(text);
+      while (m.find()) out.add(Integer.parseInt(m.group(1)));
+      return out;
+    }
+  }
+
+  /** Writes {@code request} as is on a new connection and reads until the broker closes it or is silent. */
+  static Conversation exchange(int port, byte[] request, int waitMs) {
+    try (var s = new Socket()) {
+      s.connect(new InetSocketAddress("127.0.0.1", port), 5000);
+      s.setSoTimeout(waitMs);
+      s.getOutputStream().write(request);
+      s.getOutputStream().flush();
+      var buf = new ByteArrayOutputStream();
+      byte[] chunk = new byte[8192];
+      boolean closed;
+      try {
+        for (int n; (n = s.getInputStream().read(chunk)) >= 0; ) buf.write(chunk, 0, n);
+        closed = true;
+      } catch (java.net.SocketTimeoutException open) {
+        closed = false;
+      } catch (java.net.SocketException reset) {
+        closed = true;
+      }
+      return new Conversation(buf.toString(StandardCharsets.ISO_8859_1), closed);
+    } catch (IOException e) {
+      throw new IllegalStateException("exchange: " + e, e);
     }
   }
 

@@ -246,6 +246,7 @@ public final class BrokerProcess implements AutoCloseable {
 
   public TestNode.Reply post(String path, Object body) {
     return TestNode.exchange(HttpRequest.newBuilder(URI.create(baseUrl() + path))
+        .header("Content-Type", "application/json")
         .POST(HttpRequest.BodyPublishers.ofString(io.vertx.core.json.Json.encode(body))), Map.of());
   }
 

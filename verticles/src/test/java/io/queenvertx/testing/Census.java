@@ -105,6 +105,11 @@ public final class Census {
     return true;
   }
 
+  /** Transaction id to the distinct message ids delivered for it. */
+  public Map<String, Set<String>> delivered() {
+    return Collections.unmodifiableMap(delivered);
+  }
+
   public boolean found(String txn) {
     return delivered.containsKey(txn);
   }

@@ -59,11 +59,25 @@ public final class TestNode implements AutoCloseable {
 
   public static TestNode start(Map<String, String> env, Config.Database db) {
     Map<String, String> all = new HashMap<>();
-    all.put("PG_HOST", db.host());
-    all.put("PG_PORT", Integer.toString(db.port()));
+    all.put("PG_HOST", String.join(",", db.hosts().stream().map(Config.Host::host).toList()));
+    all.put("PG_PORT", String.join(",", db.hosts().stream().map(h -> Integer.toString(h.port())).toList()));
+    all.put("PG_TARGET_SESSION_ATTRS", db.target().spelling());
     all.put("PG_DATABASE", db.database());
     all.put("PG_USER", db.user());
     all.put("PG_PASSWORD", db.password());
+    // a database this JVM migrated has nothing to apply: the node boots as one of a fleet whose schema is applied
+    // once (the boot's own migration is tested on empty databases and embedded servers)
+    if (TestDatabase.migrated(db)) all.put("QUEEN_APPLY_SCHEMA", "false");
+    all.putAll(env);
+    return startExternal(all);
+  }
+
+  /**
+   * A node on the external PostgreSQL its {@code env} names ({@code PG_HOST}, {@code PG_URL}...), on a free port,
+   * with a spool and data folder of its own, listening on loopback.
+   */
+  public static TestNode startExternal(Map<String, String> env) {
+    Map<String, String> all = new HashMap<>();
     all.put("DB_POOL_SIZE", "16");
     all.put("QUEEN_HTTP_INSTANCES", "2");
     all.put("PORT", Integer.toString(freePort()));
@@ -74,9 +88,6 @@ public final class TestNode implements AutoCloseable {
     } catch (IOException e) {
       throw new IllegalStateException(e);
     }
-    // a database this JVM migrated has nothing to apply: the node boots as one of a fleet whose schema is applied
-    // once (the boot's own migration is tested on empty databases and embedded servers)
-    if (TestDatabase.migrated(db)) all.put("QUEEN_APPLY_SCHEMA", "false");
     all.putAll(env);
     try {
       return new TestNode(Node.start(Config.from(all)));
@@ -107,6 +118,11 @@ public final class TestNode implements AutoCloseable {
     return base;
   }
 
+  /** The node's HTTP port (for raw-socket tests). */
+  public int port() {
+    return node.config().http().port();
+  }
+
   public Reply get(String path) {
     return send(HttpRequest.newBuilder(URI.create(base + path)).GET(), Map.of());
   }
@@ -119,10 +135,17 @@ public final class TestNode implements AutoCloseable {
     return post(path, body, Map.of());
   }
 
+  /**
+   * POSTs {@code body} (a String as is, anything else encoded as JSON) with {@code Content-Type: application/json},
+   * as Queen's clients do, unless {@code headers} give their own Content-Type.
+   */
   public Reply post(String path, Object body, Map<String, String> headers) {
     String text = body instanceof String s ? s : Json.encode(body);
-    return send(HttpRequest.newBuilder(URI.create(base + path)).POST(HttpRequest.BodyPublishers.ofString(text)),
-        headers);
+    var b = HttpRequest.newBuilder(URI.create(base + path)).POST(HttpRequest.BodyPublishers.ofString(text));
+    if (headers.keySet().stream().noneMatch("Content-Type"::equalsIgnoreCase)) {
+      b.header("Content-Type", "application/json");
+    }
+    return send(b, headers);
   }
 
   public Reply delete(String path) {

@@ -74,7 +74,7 @@ class WebhookApiIT {
   static Reply patch(String path, Object body, Map<String, String> h) {
     String text = body instanceof String s ? s : body.toString();
     return node.send(HttpRequest.newBuilder(URI.create(node.baseUrl() + path))
-        .method("PATCH", HttpRequest.BodyPublishers.ofString(text)), h);
+        .method("PATCH", HttpRequest.BodyPublishers.ofString(text)).header("Content-Type", "application/json"), h);
   }
 
   /** Asserts the error envelope exactly: {error:{code,message}, meta:{request_id}} and the X-Request-Id header. */
