@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.queenvertx.testing.BrokerProcess;
-import io.queenvertx.testing.TestDatabase;
 import io.queenvertx.testing.TestNode;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.net.InetSocketAddress;
@@ -26,14 +25,9 @@ class BootErrorsIT {
 
   /** A node that would share the test PostgreSQL: no embedded server, so a boot takes a second or two. */
   private static Map<String, String> sharedDb(Map<String, String> extra) throws Exception {
-    var db = TestDatabase.get().shared();
-    var env = new HashMap<String, String>(Map.of("PG_HOST", db.host(), "PG_PORT", Integer.toString(db.port()),
-        "PG_DATABASE", db.database(), "PG_USER", db.user(), "PG_PASSWORD", db.password(), "DB_POOL_SIZE", "8",
-        "QUEEN_HTTP_INSTANCES", "1"));
-    env.put("FILE_BUFFER_DIR", Files.createTempDirectory("queen-boot-spool").toString());
-    env.put("QUEEN_DATA_DIR", Files.createTempDirectory("queen-boot-data").toString());
+    var env = new HashMap<String, String>(Map.of("DB_POOL_SIZE", "8"));
     env.putAll(extra);
-    return env;
+    return BrokerProcess.sharedDatabaseEnv(env);
   }
 
   /** The log's lines at ERROR level, and proof that no stack trace was printed. */
