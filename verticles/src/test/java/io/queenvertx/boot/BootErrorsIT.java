@@ -88,14 +88,15 @@ class BootErrorsIT {
   void anUnreachablePostgresqlIsRetriedWithOneLinePerAttemptAndGivesUpWithExitOne() throws Exception {
     int pgPort = TestNode.freePort(); // nothing listens there
     try (var node = BrokerProcess.launch(sharedDb(Map.of("PG_HOST", "127.0.0.1", "PG_PORT", Integer.toString(pgPort),
-        "QUEEN_DB_CONNECT_TIMEOUT_S", "2")))) {
+        // 6 s: room for two failed attempts (0.5 s and 1 s apart) even when a loaded machine makes the first one slow
+        "QUEEN_DB_CONNECT_TIMEOUT_S", "6")))) {
       assertThat(node.awaitExit(Duration.ofSeconds(60))).isEqualTo(1);
       String log = node.log();
       assertThat(log.lines().filter(l -> l.contains("PostgreSQL 127.0.0.1:" + pgPort + "/")
           && l.contains("not reachable (attempt ")).count()).isGreaterThan(1);
       assertThat(errorLinesWithoutTrace(log)).singleElement().asString()
           .contains("boot failed: PostgreSQL 127.0.0.1:" + pgPort + "/")
-          .contains("(QUEEN_DB_CONNECT_TIMEOUT_S=2)");
+          .contains("(QUEEN_DB_CONNECT_TIMEOUT_S=6)");
     }
   }
 
