@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
 /**
  * Queue depth (API.md §5.8), status analytics and the analytics views (§5.12) over real HTTP and PostgreSQL. The
  * node runs with QUEEN_TENANCY_HEADER on and each test speaks as a fresh tenant. History figures come from rows the
- * tests write into the V16 counter tables themselves, in 2001 (far from anything a flusher writes) and under their own
+ * tests write into the V16 counter tables themselves, in 2098 (far from anything a flusher writes, and in the future, so that no node's stats purge on the shared database deletes them mid-test) and under their own
  * tenant or node id, so the expected sums are exact on the shared database.
  */
 class AnalyticsRoutesIT {
@@ -110,20 +110,20 @@ class AnalyticsRoutesIT {
     sql("INSERT INTO queen.stats_queue_minute (minute, node_id, tenant_id, queue, push_requests, push_messages,"
         + " pop_requests, pop_messages, ack_success, ack_failed, dlq_messages, pop_lag_ms_sum, pop_lag_ms_max,"
         + " parked_consumers) VALUES"
-        + " ('2001-02-03 10:05Z', 'n1', '" + t + "', '" + qa + "', 2, 10, 3, 4, 3, 1, 1, 400, 150, 2),"
-        + " ('2001-02-03 10:05Z', 'n2', '" + t + "', '" + qa + "', 1, 5, 2, 6, 2, 0, 0, 300, 90, 1),"
-        + " ('2001-02-03 10:59Z', 'n1', '" + t + "', '" + qb + "', 1, 7, 0, 0, 0, 0, 0, 0, 0, 0),"
-        + " ('2001-02-03 11:30Z', 'n1', '" + t + "', '" + qa + "', 4, 4, 1, 1, 1, 0, 0, 20, 20, 0),"
-        + " ('2001-02-04 09:00Z', 'n1', '" + t + "', '" + qa + "', 9, 9, 0, 0, 0, 0, 0, 0, 0, 0)");
+        + " ('2098-02-03 10:05Z', 'n1', '" + t + "', '" + qa + "', 2, 10, 3, 4, 3, 1, 1, 400, 150, 2),"
+        + " ('2098-02-03 10:05Z', 'n2', '" + t + "', '" + qa + "', 1, 5, 2, 6, 2, 0, 0, 300, 90, 1),"
+        + " ('2098-02-03 10:59Z', 'n1', '" + t + "', '" + qb + "', 1, 7, 0, 0, 0, 0, 0, 0, 0, 0),"
+        + " ('2098-02-03 11:30Z', 'n1', '" + t + "', '" + qa + "', 4, 4, 1, 1, 1, 0, 0, 20, 20, 0),"
+        + " ('2098-02-04 09:00Z', 'n1', '" + t + "', '" + qa + "', 9, 9, 0, 0, 0, 0, 0, 0, 0, 0)");
 
-    Reply r = node.get("/api/v1/status/analytics?from=2001-02-03T10:00:00Z&to=2001-02-03T12:00:00Z", h);
+    Reply r = node.get("/api/v1/status/analytics?from=2098-02-03T10:00:00Z&to=2098-02-03T12:00:00Z", h);
     assertThat(r.status()).as(r.body()).isEqualTo(200);
     JsonObject j = r.json();
     assertThat(j.getString("interval")).as("the default").isEqualTo("hour");
     JsonArray series = j.getJsonArray("series");
     assertThat(series).hasSize(2);
     JsonObject h10 = series.getJsonObject(0);
-    assertThat(h10.getString("t")).isEqualTo("2001-02-03T10:00:00.000000Z");
+    assertThat(h10.getString("t")).isEqualTo("2098-02-03T10:00:00.000000Z");
     assertThat(h10.getLong("pushRequests")).isEqualTo(4);
     assertThat(h10.getLong("pushMessages")).isEqualTo(22);
     assertThat(h10.getLong("popMessages")).isEqualTo(10);
@@ -133,30 +133,30 @@ class AnalyticsRoutesIT {
     assertThat(h10.getLong("popLagAvgMs")).as("(400 + 300) / 10 popped").isEqualTo(70);
     assertThat(h10.getLong("popLagMaxMs")).isEqualTo(150);
     JsonObject h11 = series.getJsonObject(1);
-    assertThat(h11.getString("t")).isEqualTo("2001-02-03T11:00:00.000000Z");
+    assertThat(h11.getString("t")).isEqualTo("2098-02-03T11:00:00.000000Z");
     assertThat(h11.getLong("pushMessages")).isEqualTo(4);
     assertThat(j.getJsonObject("totals").getLong("pushMessages")).isEqualTo(26);
     assertThat(j.getJsonObject("totals").getLong("queues")).isEqualTo(2);
 
-    JsonArray days = node.get("/api/v1/status/analytics?from=2001-02-03T00:00:00Z&to=2001-02-05T00:00:00Z"
+    JsonArray days = node.get("/api/v1/status/analytics?from=2098-02-03T00:00:00Z&to=2098-02-05T00:00:00Z"
         + "&interval=day&queue=" + qa, h).json().getJsonArray("series");
     assertThat(days).hasSize(2);
     assertThat(days.getJsonObject(0).getLong("pushMessages")).as("qa on the 3rd: 10 + 5 + 4").isEqualTo(19);
     assertThat(days.getJsonObject(1).getLong("pushMessages")).isEqualTo(9);
-    JsonArray byNs = node.get("/api/v1/status/analytics?from=2001-02-03T00:00:00Z&to=2001-02-04T00:00:00Z"
+    JsonArray byNs = node.get("/api/v1/status/analytics?from=2098-02-03T00:00:00Z&to=2098-02-04T00:00:00Z"
         + "&interval=day&task=billing", h).json().getJsonArray("series");
     assertThat(byNs.getJsonObject(0).getLong("pushMessages")).as("billing is qa's task").isEqualTo(19);
 
-    JsonObject other = node.get("/api/v1/status/analytics?from=2001-02-03T10:00:00Z&to=2001-02-03T12:00:00Z",
+    JsonObject other = node.get("/api/v1/status/analytics?from=2098-02-03T10:00:00Z&to=2098-02-03T12:00:00Z",
         tenant()).json();
     assertThat(other.getJsonObject("totals").getLong("pushMessages")).as("another tenant sees none").isZero();
 
     // the analytics views over the same rows (bucket width from the window: 2 h / 2 points = 1 h)
-    String win = "from=2001-02-03T10:00:00Z&to=2001-02-03T12:00:00Z&points=2";
+    String win = "from=2098-02-03T10:00:00Z&to=2098-02-03T12:00:00Z&points=2";
     JsonObject ops = node.get("/api/v1/analytics/queue-ops?" + win, h).json();
     assertThat(ops.getInteger("bucketSeconds")).isEqualTo(3600);
     assertThat(ops.getJsonArray("queues")).containsExactlyInAnyOrder(qa, qb);
-    JsonObject qa10 = find(ops.getJsonArray("series"), "2001-02-03T10:00:00.000000Z", "queue", qa);
+    JsonObject qa10 = find(ops.getJsonArray("series"), "2098-02-03T10:00:00.000000Z", "queue", qa);
     assertThat(qa10.getLong("pushMessages")).isEqualTo(15);
     assertThat(qa10.getLong("acked")).isEqualTo(6);
 
@@ -167,13 +167,13 @@ class AnalyticsRoutesIT {
 
     JsonArray parked = node.get("/api/v1/analytics/queue-parked-replicas?" + win + "&queue=" + qa, h).json()
         .getJsonArray("series");
-    JsonObject p10 = find(parked, "2001-02-03T10:00:00.000000Z", "queue", qa);
+    JsonObject p10 = find(parked, "2098-02-03T10:00:00.000000Z", "queue", qa);
     assertThat(p10.getLong("parkedConsumers")).as("2 + 1 over two nodes").isEqualTo(3);
     assertThat(p10.getLong("replicas")).isEqualTo(2);
 
     JsonArray perNode = node.get("/api/v1/analytics/worker-metrics?" + win + "&queue=" + qa, h).json()
         .getJsonArray("series");
-    assertThat(find(perNode, "2001-02-03T10:00:00.000000Z", "nodeId", "n2").getLong("popMessages")).isEqualTo(6);
+    assertThat(find(perNode, "2098-02-03T10:00:00.000000Z", "nodeId", "n2").getLong("popMessages")).isEqualTo(6);
   }
 
   @Test
@@ -181,9 +181,9 @@ class AnalyticsRoutesIT {
     String n = "ana-" + shortId();
     sql("INSERT INTO queen.stats_node_minute (minute, node_id, hostname, push_requests, push_latency_ms_sum,"
         + " push_latency_ms_max, heap_used_bytes, cpu_process_pct, db_pool_size, db_pool_active) VALUES"
-        + " ('2001-02-03 10:05Z', '" + n + "', 'h1', 2, 20, 15, 1000, 10, 16, 3),"
-        + " ('2001-02-03 10:06Z', '" + n + "', 'h1', 4, 40, 25, 2000, 20, 16, 5)");
-    String win = "from=2001-02-03T10:00:00Z&to=2001-02-03T11:00:00Z&workerId=" + n;
+        + " ('2098-02-03 10:05Z', '" + n + "', 'h1', 2, 20, 15, 1000, 10, 16, 3),"
+        + " ('2098-02-03 10:06Z', '" + n + "', 'h1', 4, 40, 25, 2000, 20, 16, 5)");
+    String win = "from=2098-02-03T10:00:00Z&to=2098-02-03T11:00:00Z&workerId=" + n;
     Reply sys = node.get("/api/v1/analytics/system-metrics?" + win, tenant());
     assertThat(sys.status()).as(sys.body()).isEqualTo(200);
     JsonArray s = sys.json().getJsonArray("series");
