@@ -1,6 +1,6 @@
 package io.queenvertx.consumer;
 
-import io.queenvertx.boot.NodeContext;
+import io.queenvertx.node.NodeContext;
 import io.queenvertx.bus.AckCommand;
 import io.queenvertx.bus.Addresses;
 import io.queenvertx.bus.LeaseCommand;
@@ -8,6 +8,7 @@ import io.queenvertx.bus.LocalCodec;
 import io.queenvertx.bus.PopCommand;
 import io.queenvertx.codec.SegmentDecodeException;
 import io.queenvertx.codec.UuidV7;
+import io.queenvertx.db.PopFusion;
 import io.queenvertx.decoder.FrameDecoder;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
@@ -16,7 +17,6 @@ import io.vertx.core.eventbus.Message;
 import io.vertx.core.internal.ContextInternal;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import io.vertx.sqlclient.Tuple;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -68,8 +68,8 @@ public final class ConsumerVerticle extends VerticleBase {
 
   @Override
   public Future<?> start() {
-    acks = new Acks(node, vertx);
-    pops = PopFusion.of(vertx, node.pool(), node.config().pop().maxBytes());
+    acks = new Acks(node.db(), node.metrics(), vertx);
+    pops = node.db().popFusion();
     ConsumerInbox.register(this);
     var bus = vertx.eventBus();
     bus.<JsonObject>consumer(Addresses.LANDED, m -> onLanded(m.body()));
@@ -232,10 +232,8 @@ public final class ConsumerVerticle extends VerticleBase {
 
   private void onLease(Message<LeaseCommand> msg) {
     LeaseCommand c = msg.body();
-    node.pool().preparedQuery("SELECT queen.log_renew_lease($1, $2, $3)")
-        .execute(Tuple.of(c.tenant(), c.leaseId(), c.seconds()))
-        .onSuccess(rows -> {
-          JsonObject r = (JsonObject) rows.iterator().next().getValue(0);
+    node.db().acks().renewLease(c.tenant(), c.leaseId(), c.seconds())
+        .onSuccess(r -> {
           long renewed = r.getLong("renewed", 0L);
           Object exp = r.getValue("expiresAt");
           msg.reply(new JsonObject()

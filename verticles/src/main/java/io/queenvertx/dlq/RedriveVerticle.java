@@ -1,6 +1,7 @@
 package io.queenvertx.dlq;
 
-import io.queenvertx.boot.NodeContext;
+import io.queenvertx.db.RedriveTasks;
+import io.queenvertx.node.NodeContext;
 import io.queenvertx.bus.Addresses;
 import io.queenvertx.bus.DlqMoveCommand;
 import io.queenvertx.bus.LocalCodec;
@@ -38,7 +39,7 @@ public final class RedriveVerticle extends VerticleBase {
   private boolean busy;
 
   public RedriveVerticle(NodeContext node, long staleMs) {
-    this.tasks = new RedriveTasks(node.pool());
+    this.tasks = node.db().redriveTasks();
     this.node = node;
     this.owner = node.config().serverId() + "#" + ProcessHandle.current().pid() + "#" + UUID.randomUUID();
     this.staleMs = staleMs;

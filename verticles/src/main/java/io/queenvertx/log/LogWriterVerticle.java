@@ -1,6 +1,7 @@
 package io.queenvertx.log;
 
-import io.queenvertx.boot.NodeContext;
+import io.queenvertx.db.SqlState;
+import io.queenvertx.node.NodeContext;
 import io.queenvertx.bus.Addresses;
 import io.queenvertx.bus.LocalCodec;
 import io.queenvertx.bus.PushCommand;
@@ -11,6 +12,7 @@ import io.queenvertx.codec.EnvelopeCipher;
 import io.queenvertx.codec.Frame;
 import io.queenvertx.codec.TxnHash;
 import io.queenvertx.codec.UuidV7;
+import io.queenvertx.db.PushProcedures;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.json.JsonArray;
@@ -52,17 +54,13 @@ public final class LogWriterVerticle extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(LogWriterVerticle.class);
   static final int MAX_FRAMES_PER_SEGMENT = 1000;
   static final int MAX_DUPLICATE_RETRIES = 3;
-  private static final String PUSH_MULTI = "SELECT idx, status, partition_id, base_offset, created_at, window_seconds, "
-      + "dups FROM queen.log_push_multi($1::uuid[], $2::text[], $3::text[], $4::int[], $5::bytea[], $6::bytea[], "
-      + "$7::bigint[], $8::uuid[], $9::uuid[], $10::boolean[])";
-  /** SQL's answer when a partition of the bundle vanished (its queue was deleted) between resolution and lock. */
-  static final String STALE = "QSTALE";
   /** Partition ids remembered per (tenant, queue, partition), so a push locks by primary key without a name probe. */
   static final int MAX_KNOWN_PARTITIONS = 200_000;
 
   record PartitionKey(UUID tenant, String queue, String partition) {}
 
   private final NodeContext node;
+  private final PushProcedures pushes;
   private final QueueSettings settings;
   private final Transactions transactions;
   private final DedupCache dedup;
@@ -91,10 +89,12 @@ public final class LogWriterVerticle extends VerticleBase {
 
   public LogWriterVerticle(NodeContext node, Optional<EnvelopeCipher> cipher) {
     this.node = node;
-    this.settings = new QueueSettings(node.pool());
-    this.transactions = new Transactions(node, cipher, settings);
+    this.pushes = node.db().pushes();
+    this.settings = new QueueSettings(pushes);
+    this.transactions = new Transactions(node.db(), node.metrics(), node.config().engine().zstdLevel(), cipher,
+        settings);
     this.dedup = new DedupCache(node.config().engine().dedupCacheMb());
-    this.dedupReader = new DedupReader(node.pool(), dedup);
+    this.dedupReader = new DedupReader(pushes, node.db().segments(), dedup);
     this.encryption = new PushEncryption(cipher, settings);
   }
 
@@ -279,7 +279,7 @@ public final class LogWriterVerticle extends VerticleBase {
     Offload.cpu(context, PackedSegment.payloadBytes(bundle), () -> PackedSegment.compress(bundle, level))
         .compose(packed -> {
           t0[0] = System.nanoTime();
-          return node.pool().preparedQuery(PUSH_MULTI).execute(PackedSegment.params(bundle));
+          return pushes.pushMulti(PackedSegment.segments(bundle));
         })
         .onComplete(ar -> {
           if (t0[0] != 0) node.metrics().pushWrites.record(System.nanoTime() - t0[0], TimeUnit.NANOSECONDS);
@@ -306,7 +306,7 @@ public final class LogWriterVerticle extends VerticleBase {
           } else {
             Map<String, Landed> landed = new LinkedHashMap<>();
             int i = 0;
-            for (io.vertx.sqlclient.Row r : ar.result()) {
+            for (PushProcedures.Written r : ar.result()) {
               PackedSegment s = bundle.get(i++);
               followUps.add(onSegmentResult(s, r, landed));
             }
@@ -326,7 +326,8 @@ public final class LogWriterVerticle extends VerticleBase {
   }
 
   private static boolean isStale(Throwable e) {
-    return e.getMessage() != null && e.getMessage().contains(STALE);
+    // SQL's answer when a partition of the bundle vanished (its queue was deleted) between resolution and lock
+    return SqlState.PUSH_PARTITION_STALE.is(e);
   }
 
   /** Back to the head of the partition's queue, ahead of frames that arrived during this write. */
@@ -348,11 +349,11 @@ public final class LogWriterVerticle extends VerticleBase {
    * One segment's result row: {@code queued} (counted into {@code landed}, taught to the dedup cache) or
    * {@code duplicate} (the named frames answered with the stored frame's id, the others queued again).
    */
-  private Future<?> onSegmentResult(PackedSegment seg, io.vertx.sqlclient.Row r, Map<String, Landed> landed) {
-    UUID pid = r.getUUID("partition_id");
+  private Future<?> onSegmentResult(PackedSegment seg, PushProcedures.Written r, Map<String, Landed> landed) {
+    UUID pid = r.partitionId();
     if (pid != null) knownPartitions.put(seg.key, pid);
-    if ("queued".equals(r.getString("status"))) {
-      long base = r.getLong("base_offset");
+    if (r.queued()) {
+      long base = r.baseOffset();
       seg.queued = true;
       seg.pid = pid;
       seg.base = base;
@@ -364,9 +365,7 @@ public final class LogWriterVerticle extends VerticleBase {
     }
     // duplicate: the frames named in "dups" exist in the window; nothing was written, so the others go again.
     Map<Integer, Long> dups = new HashMap<>();
-    Object raw = r.getValue("dups");
-    JsonArray list = raw instanceof JsonArray a ? a : new JsonArray();
-    for (Object o : list) {
+    for (Object o : r.dups()) {
       JsonObject d = (JsonObject) o;
       dups.put(d.getInteger("i"), d.getLong("off"));
     }

@@ -1,5 +1,6 @@
 package io.queenvertx.log;
 
+import io.queenvertx.db.SqlState;
 import io.queenvertx.bus.PushItem;
 import io.queenvertx.codec.EnvelopeCipher;
 import io.queenvertx.codec.Frame;
@@ -32,7 +33,6 @@ final class PushEncryption {
    * SQL's answer when a segment of plaintext frames targets a queue whose encryption_enabled the push transaction
    * reads as true (our cached flag was stale): nothing was written; the flags are read again and the frames encrypted.
    */
-  static final String CRYPT = "QCRYPT";
 
   private final Optional<EnvelopeCipher> cipher;
   private final QueueSettings settings;
@@ -140,9 +140,9 @@ final class PushEncryption {
     }
   }
 
-  /** Whether a write failed because it carried plaintext for an encrypted queue ({@link #CRYPT}). */
+  /** Whether a write failed because it carried plaintext for an encrypted queue (QV103). */
   static boolean isCrypt(Throwable e) {
-    return e.getMessage() != null && e.getMessage().contains(CRYPT);
+    return SqlState.PUSH_PLAINTEXT_FOR_ENCRYPTED.is(e);
   }
 
   static boolean allEncrypted(List<Slot> slots) {

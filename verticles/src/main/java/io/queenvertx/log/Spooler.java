@@ -1,7 +1,8 @@
 package io.queenvertx.log;
 
-import io.queenvertx.boot.NodeContext;
-import io.queenvertx.boot.SystemState;
+import io.queenvertx.db.SqlState;
+import io.queenvertx.node.NodeContext;
+import io.queenvertx.db.SystemState;
 import io.queenvertx.bus.Addresses;
 import io.queenvertx.bus.PushCommand;
 import io.queenvertx.bus.PushItem;
@@ -13,7 +14,6 @@ import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
-import io.vertx.pgclient.PgException;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
@@ -192,7 +192,7 @@ final class Spooler {
   private void readSwitch() {
     if (switchReading) return;
     switchReading = true;
-    SystemState.read(node.pool()).onComplete(ar -> {
+    node.db().system().read().onComplete(ar -> {
       switchReading = false;
       if (ar.failed()) { // tried again on the next tick; meanwhile the spool cannot drain
         if (spool.pendingEvents() > 0) drainFailures = Math.max(1, drainFailures);
@@ -383,14 +383,15 @@ final class Spooler {
    * serialization failures, unknown errors, is transient: the event waits and is replayed.
    */
   static boolean permanent(Throwable t) {
-    if (!(t instanceof PgException pg) || pg.getSqlState() == null) return false;
-    String state = pg.getSqlState();
-    if (state.startsWith("22") || state.startsWith("23") || state.startsWith("54")) return true;
-    return "P0001".equals(state) && pg.getMessage() != null && pg.getMessage().contains("QPUSH bad");
+    SqlState state = SqlState.of(t);
+    return switch (state.sqlClass()) {
+      case "22", "23", "54" -> true;
+      default -> state == SqlState.PUSH_BAD_SEGMENT;
+    };
   }
 
   static String reason(Throwable t) {
-    if (t instanceof PgException pg) return "SQLSTATE " + pg.getSqlState() + ": " + pg.getErrorMessage();
+    if (SqlState.of(t) != SqlState.NONE) return "SQLSTATE " + SqlState.codeOf(t) + ": " + SqlState.errorText(t);
     return String.valueOf(t);
   }
 }

@@ -1,6 +1,9 @@
 package io.queenvertx.stats;
 
-import io.queenvertx.boot.NodeContext;
+import io.queenvertx.metrics.OpStats;
+import io.queenvertx.metrics.StatsCounters;
+import io.queenvertx.db.StatsStore;
+import io.queenvertx.node.NodeContext;
 import io.queenvertx.bus.Addresses;
 import io.queenvertx.metrics.BrokerMetrics;
 import io.vertx.core.Future;
@@ -51,7 +54,7 @@ public final class StatsFlusher extends VerticleBase {
   public StatsFlusher(NodeContext node) {
     this.node = node;
     this.stats = node.metrics().stats;
-    this.store = new StatsStore(node.pool());
+    this.store = node.db().stats();
   }
 
   @Override

@@ -3,7 +3,7 @@ package io.queenvertx.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.hazelcast.config.XmlConfigBuilder;
-import io.queenvertx.boot.Config;
+import io.queenvertx.kernel.Config;
 import io.queenvertx.testing.TestNode;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;

@@ -18,9 +18,9 @@ class DrainFailureTest {
     assertThat(Spooler.permanent(pg("22021", "invalid byte sequence for encoding \"UTF8\": 0x00"))).isTrue();
     assertThat(Spooler.permanent(pg("23505", "duplicate key value violates unique constraint"))).isTrue();
     assertThat(Spooler.permanent(pg("54000", "index row size 3000 exceeds btree maximum"))).isTrue();
-    assertThat(Spooler.permanent(pg("P0001", "QPUSH bad segment 0: count=1 hashes=3 bytes"))).isTrue();
+    assertThat(Spooler.permanent(pg("QV102", "QPUSH bad segment 0: count=1 hashes=3 bytes"))).isTrue();
 
-    assertThat(Spooler.permanent(pg("P0001", "QPUSH unknown queue/partition: q/p"))).isFalse();
+    assertThat(Spooler.permanent(pg("QV101", "QPUSH unknown queue/partition: q/p"))).isFalse();
     assertThat(Spooler.permanent(pg("57P03", "the database system is starting up"))).isFalse();
     assertThat(Spooler.permanent(pg("57P01", "terminating connection due to administrator command")))
         .isFalse();

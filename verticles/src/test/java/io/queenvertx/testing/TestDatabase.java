@@ -1,6 +1,6 @@
 package io.queenvertx.testing;
 
-import io.queenvertx.boot.Config;
+import io.queenvertx.kernel.Config;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.sql.DriverManager;
 import java.util.ArrayList;
