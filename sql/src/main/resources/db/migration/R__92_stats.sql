@@ -176,7 +176,10 @@ AS $$
 $$;
 
 -- Per queue name (all tenants together; at most p_limit queues, by name): the figures of its latest closed minute
--- that has rows, summed over nodes, and that minute's age in seconds (now minus the minute's end).
+-- that has rows, summed over nodes, and that minute's age in seconds (now minus the minute's end). A queue with no
+-- closed minute yet (created or first used within the current minute, or before the first flush) still has its row,
+-- every figure 0 and age_s NULL, so its series are on the page from the first scrape, not only once a minute of it
+-- has been flushed (issue 38).
 CREATE OR REPLACE FUNCTION queen.stats_queue_last_minute(p_limit integer)
 RETURNS TABLE (queue text, age_s double precision, push_requests bigint, push_messages bigint, pop_messages bigint,
                pop_empty bigint, transactions bigint, conflated bigint, ack_success bigint, ack_failed bigint,
@@ -188,21 +191,24 @@ AS $$
   ), latest AS (
     SELECT qs.tenant_id, qs.name, l.minute
       FROM qs
-      CROSS JOIN LATERAL (SELECT s.minute FROM queen.stats_queue_minute s
-                           WHERE s.tenant_id = qs.tenant_id AND s.queue = qs.name
-                             AND s.minute < date_trunc('minute', now())
-                           ORDER BY s.minute DESC LIMIT 1) l
+      LEFT JOIN LATERAL (SELECT s.minute FROM queen.stats_queue_minute s
+                          WHERE s.tenant_id = qs.tenant_id AND s.queue = qs.name
+                            AND s.minute < date_trunc('minute', now())
+                          ORDER BY s.minute DESC LIMIT 1) l ON true
   ), per AS (
-    SELECT l.name, l.minute, sum(s.push_requests) AS push_requests, sum(s.push_messages) AS push_messages,
-           sum(s.pop_messages) AS pop_messages, sum(s.pop_empty) AS pop_empty, sum(s.transactions) AS transactions,
-           sum(s.conflated) AS conflated, sum(s.ack_success) AS ack_success, sum(s.ack_failed) AS ack_failed,
-           sum(s.pop_lag_ms_sum) AS pop_lag_ms_sum, max(s.pop_lag_ms_max) AS pop_lag_ms_max,
-           sum(COALESCE(s.parked_consumers, 0)) AS parked_consumers
+    SELECT l.name, l.minute, COALESCE(sum(s.push_requests), 0) AS push_requests,
+           COALESCE(sum(s.push_messages), 0) AS push_messages, COALESCE(sum(s.pop_messages), 0) AS pop_messages,
+           COALESCE(sum(s.pop_empty), 0) AS pop_empty, COALESCE(sum(s.transactions), 0) AS transactions,
+           COALESCE(sum(s.conflated), 0) AS conflated, COALESCE(sum(s.ack_success), 0) AS ack_success,
+           COALESCE(sum(s.ack_failed), 0) AS ack_failed, COALESCE(sum(s.pop_lag_ms_sum), 0) AS pop_lag_ms_sum,
+           COALESCE(max(s.pop_lag_ms_max), 0) AS pop_lag_ms_max,
+           COALESCE(sum(s.parked_consumers), 0) AS parked_consumers
       FROM latest l
-      JOIN queen.stats_queue_minute s ON s.tenant_id = l.tenant_id AND s.queue = l.name AND s.minute = l.minute
+      LEFT JOIN queen.stats_queue_minute s ON s.tenant_id = l.tenant_id AND s.queue = l.name AND s.minute = l.minute
      GROUP BY l.tenant_id, l.name, l.minute
   )
-  SELECT name, GREATEST(extract(epoch FROM now() - max(minute) - interval '1 minute'), 0)::float8,
+  SELECT name, CASE WHEN max(minute) IS NOT NULL
+                    THEN GREATEST(extract(epoch FROM now() - max(minute) - interval '1 minute'), 0) END::float8,
          sum(push_requests)::int8, sum(push_messages)::int8, sum(pop_messages)::int8, sum(pop_empty)::int8,
          sum(transactions)::int8, sum(conflated)::int8, sum(ack_success)::int8, sum(ack_failed)::int8,
          sum(pop_lag_ms_sum)::int8, max(pop_lag_ms_max)::int8, sum(parked_consumers)::int8

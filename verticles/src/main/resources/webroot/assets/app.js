@@ -1,8 +1,12 @@
-// The dashboard shell: navigation, the token/tenant bar, and a hash router that mounts one page module at a time.
-// Client-side routes are hash routes (#/dlq), so a deep link also works when JWT auth is on (only / is public);
-// a path route such as /dlq, served by the broker's SPA fallback, is read as the same page.
+// The dashboard shell: navigation, the token/tenant bar, the auto-refresh, and a hash router that mounts one page
+// module at a time. Client-side routes are hash routes (#/dlq), so a deep link also works when JWT auth is on (only /
+// is public); a path route such as /dlq, served by the broker's SPA fallback, is read as the same page.
+//
+// A page's render(main, params) resolves once its first load is done, to nothing, a stop function, or
+// {stop, refresh}: refresh() reloads the page's figures in place and is called every auto-refresh period, except while
+// the operator edits (a form field of the page or of a drawer has focus, or a form is marked data-dirty).
 import { session, onRefused, roles } from './api.js';
-import { h, clear } from './ui.js';
+import { h, clear, fmtClock } from './ui.js';
 
 const PAGES = {
   '': ['Overview', () => import('./pages/overview.js')],
@@ -13,8 +17,13 @@ const PAGES = {
   traces: ['Traces', () => import('./pages/traces.js')],
   system: ['System', () => import('./pages/system.js')],
 };
+const PERIOD_KEY = 'queen.refreshSeconds';
+const DEFAULT_PERIOD = 5;
 
-let stopCurrent = null;
+let current = { stop: null, refresh: null };
+let generation = 0;
+let lastLoad = 0;
+let refreshing = false;
 
 function location() {
   let raw = window.location.hash.replace(/^#\/?/, '');
@@ -40,9 +49,57 @@ function banner(text) {
   b.hidden = !text;
 }
 
+/**
+ * True while the operator is editing: a field of the page or a drawer has focus, or a form or field there holds
+ * unsent input (marked data-dirty).
+ */
+export function editing() {
+  const a = document.activeElement;
+  if (a && a.matches('input, textarea, select') && a.closest('main, .drawer')) return true;
+  return document.querySelector('main [data-dirty], .drawer [data-dirty]') !== null;
+}
+
+function period() {
+  const v = localStorage.getItem(PERIOD_KEY);
+  return v === null ? DEFAULT_PERIOD : Number(v) || 0;
+}
+
+/** The "Updated 14:03:22 CET" stamp: when the page's figures were last loaded. */
+function stamp() {
+  lastLoad = Date.now();
+  const d = new Date(lastLoad);
+  const el = document.getElementById('last-updated');
+  el.textContent = 'Updated ' + fmtClock(d);
+  el.title = d.toISOString() + ' (UTC)';
+  el.dataset.at = String(lastLoad);
+}
+
+function showRefreshState() {
+  const select = document.getElementById('refresh-every');
+  const can = typeof current.refresh === 'function';
+  select.disabled = !can;
+  select.title = can ? 'how often this page reloads its figures' : 'this page reloads when you search';
+  document.getElementById('refresh-paused').hidden = !(can && period() > 0 && editing());
+}
+
+async function tick() {
+  showRefreshState();
+  const p = period();
+  if (!current.refresh || !p || refreshing || editing() || Date.now() - lastLoad < p * 1000) return;
+  refreshing = true;
+  const gen = generation;
+  try {
+    await current.refresh();
+  } catch { /* a section shows its own failure */ }
+  refreshing = false;
+  if (gen === generation) stamp();
+}
+
 async function route() {
-  if (stopCurrent) { try { stopCurrent(); } catch { /* a page's cleanup must not block the next page */ } }
-  stopCurrent = null;
+  const gen = ++generation;
+  const previous = current;
+  current = { stop: null, refresh: null };
+  if (previous.stop) { try { previous.stop(); } catch { /* a page's cleanup must not block the next page */ } }
   banner('');
   document.querySelectorAll('.drawer').forEach((d) => d.remove());
   const { page, params } = location();
@@ -50,8 +107,27 @@ async function route() {
   const main = document.getElementById('main');
   clear(main, h('p', { class: 'muted' }, 'Loading…'));
   const mod = await PAGES[page][1]();
-  const stop = await mod.render(main, params);
-  stopCurrent = typeof stop === 'function' ? stop : null;
+  const answer = await mod.render(main, params);
+  const next = typeof answer === 'function' ? { stop: answer, refresh: null }
+    : { stop: (answer && answer.stop) || null, refresh: (answer && answer.refresh) || null };
+  if (gen !== generation) {
+    // the operator moved on while this page loaded
+    if (next.stop) { try { next.stop(); } catch { /* ignored */ } }
+    return;
+  }
+  current = next;
+  stamp();
+  showRefreshState();
+}
+
+function setupRefresh() {
+  const select = document.getElementById('refresh-every');
+  select.value = String(period());
+  select.addEventListener('change', () => {
+    localStorage.setItem(PERIOD_KEY, select.value);
+    showRefreshState();
+  });
+  setInterval(tick, 500);
 }
 
 function setupAuth() {
@@ -81,5 +157,6 @@ function setupAuth() {
 }
 
 setupAuth();
+setupRefresh();
 window.addEventListener('hashchange', route);
 route();

@@ -47,9 +47,11 @@ export function pager(state, shown, go) {
     h('span', { class: 'muted' }, shown ? `rows ${state.offset + 1}–${state.offset + shown}` : 'no rows'), next);
 }
 
-/** A notice box; kind is ok, warn or error. */
-export function notice(kind, text, attrs = {}) {
-  return h('div', { class: 'outcome', 'data-kind': kind, ...attrs }, text);
+/** A notice box; kind is ok, warn or error; then its text and elements, and optionally an object of attributes last. */
+export function notice(kind, ...parts) {
+  const last = parts[parts.length - 1];
+  const attrs = last && typeof last === 'object' && !(last instanceof Node) && !Array.isArray(last) ? parts.pop() : {};
+  return h('div', { class: 'outcome', 'data-kind': kind, ...attrs }, parts);
 }
 
 /** What a section shows when its call failed: "not available" for a route this broker lacks, else the reason. */
@@ -58,23 +60,63 @@ export function failure(err) {
     describe(err));
 }
 
-/** Runs load() into el, replacing el's content with what it returns, or with the failure. */
+/**
+ * Runs load() into el, replacing el's content with what it returns, or with the failure. Content that renders exactly
+ * as what is shown is not swapped in, so a refresh that finds nothing new leaves the page (and anything the operator
+ * is about to click) alone.
+ */
 export async function section(el, load) {
+  let next;
   try {
-    clear(el, await load());
+    next = await load();
   } catch (e) {
-    clear(el, failure(e));
+    next = failure(e);
   }
+  const nodes = [next].flat(Infinity).filter((c) => c !== undefined && c !== null && c !== false)
+    .map((c) => (c instanceof Node ? c : document.createTextNode(String(c))));
+  const probe = document.createElement('div');
+  probe.append(...nodes.map((n) => n.cloneNode(true)));
+  if (probe.innerHTML !== el.innerHTML) el.replaceChildren(...nodes);
 }
 
 export function pretty(v) {
   return h('pre', { class: 'payload' }, v === undefined ? 'undefined' : JSON.stringify(v, null, 2));
 }
 
+const pad = (n) => String(n).padStart(2, '0');
+const ZONE = new Intl.DateTimeFormat('en-US', { timeZoneName: 'short' });
+
+/** The browser's zone at a moment, as a short name or offset (UTC, CET, GMT+5:30). */
+export function zoneAt(d = new Date()) {
+  const part = ZONE.formatToParts(d).find((p) => p.type === 'timeZoneName');
+  return part ? part.value : 'local time';
+}
+
+function toDate(v) {
+  if (v === null || v === undefined || v === '') return null;
+  const d = v instanceof Date ? v : new Date(typeof v === 'number' ? v : String(v));
+  return isNaN(d) ? undefined : d;
+}
+
+/** A moment as the operator's local date and time with its zone: "2026-12-06 14:03:22 CET"; '—' for none. */
 export function fmtTime(v) {
-  if (v === null || v === undefined || v === '') return '—';
-  const d = new Date(typeof v === 'number' ? v : String(v));
-  return isNaN(d) ? String(v) : d.toISOString().replace('T', ' ').replace('Z', '');
+  const d = toDate(v);
+  if (d === null) return '—';
+  if (d === undefined) return String(v);
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${fmtClock(d)}`;
+}
+
+/** The time of day with the zone: "14:03:22 CET". */
+export function fmtClock(d) {
+  return `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())} ${zoneAt(d)}`;
+}
+
+/** A moment as a <time> element: local time with zone, the ISO UTC instant as its tooltip and datetime. */
+export function when(v) {
+  const d = toDate(v);
+  if (!d) return fmtTime(v);
+  const iso = d.toISOString();
+  return h('time', { datetime: iso, title: iso + ' (UTC)' }, fmtTime(d));
 }
 
 export function fmtAge(seconds) {
@@ -99,7 +141,10 @@ export function preview(v, max = 80) {
 export function typedConfirm(word, label, action, idPrefix) {
   const input = h('input', { id: idPrefix + '-confirm', placeholder: `type ${word}` });
   const go = h('button', { type: 'button', id: idPrefix + '-go', class: 'danger', disabled: true }, label);
-  input.addEventListener('input', () => { go.disabled = input.value !== word; });
+  input.addEventListener('input', () => {
+    go.disabled = input.value !== word;
+    if (input.value) input.dataset.dirty = '1'; else delete input.dataset.dirty;
+  });
   go.addEventListener('click', () => { if (input.value === word) action(); });
   return h('span', null, h('span', { class: 'muted' }, ` type “${word}” to confirm: `), input, ' ', go);
 }

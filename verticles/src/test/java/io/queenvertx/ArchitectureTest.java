@@ -35,9 +35,10 @@ import org.junit.jupiter.api.Test;
  */
 class ArchitectureTest {
   private static final Path MAIN = Path.of("src", "main", "java");
-  /** Every Java source scanned for the layer rules: the broker, the codec, the bench and the clients' tests. */
+  /** Every Java source scanned for the layer rules: the broker, the codec, the bench, the clients' tests, qvctl. */
   private static final List<Path> ALL_ROOTS = List.of(MAIN, Path.of("..", "shared-codec", "src", "main", "java"),
-      Path.of("..", "deploy", "bench", "src", "main", "java"), Path.of("..", "clients-test"));
+      Path.of("..", "deploy", "bench", "src", "main", "java"), Path.of("..", "clients-test"),
+      Path.of("..", "cli", "src", "main", "java"));
   /**
    * Package (below {@code io.queenvertx}) -> layer, bottom up; a package takes the rank of its longest listed prefix.
    * kernel (configuration, the error types, the shared constants) and the codec module at the bottom; then the
@@ -57,11 +58,13 @@ class ArchitectureTest {
       Map.entry("http.routes", 6), Map.entry("webhook.api", 6),
       Map.entry("http", 7),
       Map.entry("boot", 8),
-      Map.entry("bench", 9));
+      Map.entry("bench", 9), Map.entry("cli", 9));
   /** Package -> packages it must not name though they are not above it. */
   static final Map<String, Set<String>> FORBIDDEN = Map.of(
       "kernel", Set.of("codec"),
-      "webhook.api", Set.of("http.routes"));
+      "webhook.api", Set.of("http.routes"),
+      "bench", Set.of("kernel", "bus", "json", "metrics", "db", "node", "http"),
+      "cli", Set.of("kernel", "codec", "bus", "json", "metrics", "db", "node", "http"));
   /** Where a pool, a tuple and SQL text may appear: the database layer and the composition root. */
   static final Set<String> SQL_PACKAGES = Set.of("db", "boot");
   /** A broker class named in code: an import, a static import or a full name. */

@@ -32,7 +32,8 @@ public enum AccessLevel {
 
   /** The route table of API.md §2.4, evaluated in its order; anything not listed (unknown paths too) is ReadWrite. */
   public static AccessLevel of(HttpMethod method, String path) {
-    if (path.equals("/health") || path.equals("/health/live") || path.equals("/metrics") || path.equals("/metrics/prometheus") || path.equals("/")
+    if (path.equals("/health") || path.equals("/health/live") || path.equals("/health/ready")
+        || path.equals("/metrics") || path.equals("/metrics/prometheus") || path.equals("/")
         || path.startsWith("/assets/") || path.startsWith("/favicon") || path.equals("/auth/me")
         || path.equals("/auth/login") || path.equals("/auth/logout")
         // the API document and its Swagger UI describe the surface, they hold no data

@@ -124,8 +124,17 @@ public final class Migrations {
     return true;
   }
 
+  /**
+   * The JDBC URL of {@code db}: every host, tried in order; with {@code read-write} the driver takes only a server
+   * whose {@code transaction_read_only} is off ({@code targetServerType=primary}), so the schema is applied on the
+   * primary and boot waits for one.
+   */
   static String jdbcUrl(Config.Database db) {
-    return "jdbc:postgresql://" + db.host() + ":" + db.port() + "/" + db.database()
-        + (db.ssl() ? "?sslmode=require" : "");
+    List<String> params = new ArrayList<>();
+    if (db.target() == Config.Target.READ_WRITE) params.add("targetServerType=primary");
+    if (db.ssl()) params.add("sslmode=require");
+    return "jdbc:postgresql://" + String.join(",", db.hosts().stream().map(Config.Host::toString).toList()) + "/"
+        + java.net.URLEncoder.encode(db.database(), java.nio.charset.StandardCharsets.UTF_8).replace("+", "%20")
+        + (params.isEmpty() ? "" : "?" + String.join("&", params));
   }
 }

@@ -25,14 +25,10 @@ import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
-import io.vertx.pgclient.PgBuilder;
-import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
 import io.vertx.sqlclient.Pool;
-import io.vertx.sqlclient.PoolOptions;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -89,6 +85,7 @@ public final class Node implements AutoCloseable {
       effective = config.withDatabase(db.connection());
     }
     Vertx vertx = null;
+    io.queenvertx.db.PgServers servers = null;
     BrokerMetrics metrics;
     try {
       Config.Database db = effective.postgres().connection().orElseThrow();
@@ -98,8 +95,9 @@ public final class Node implements AutoCloseable {
       if (pg.applySchema()) Migrations.apply(db);
       metrics = new BrokerMetrics();
       vertx = createVertx(effective, metrics);
-      Pool pool = createPool(vertx, effective, db);
-      var database = new Database(vertx, pool, effective.pop().maxBytes());
+      servers = PoolFactory.create(vertx, effective, db);
+      servers.register(vertx);
+      var database = new Database(vertx, servers, effective.pop().maxBytes());
       Optional<EnvelopeCipher> cipher = cipherOf(effective);
       OwnershipGate gate = effective.security().tenancyHeader()
           ? new CachedOwnershipGate(database.queues(), vertx.sharedData().getAsyncMap(CachedOwnershipGate.MAP))
@@ -159,15 +157,16 @@ public final class Node implements AutoCloseable {
           vertx.isNativeTransportEnabled() ? "native" : "nio (" + vertx.unavailableNativeTransportCause() + ")");
       return new Node(effective, embedded, vertx, database, ids, cache, gate);
     } catch (Exception e) {
+      if (servers != null) servers.close();
       if (vertx != null) vertx.close();
       embedded.ifPresent(EmbeddedDatabase::close);
       throw e;
     }
   }
 
-  /** {@code host:port/database}, for log lines. */
+  /** {@code host:port,host:port/database}, for log lines. */
   static String describe(Config.Database db) {
-    return db.host() + ":" + db.port() + "/" + db.database();
+    return db.describe() + (db.target() == Config.Target.READ_WRITE ? " (read-write)" : "");
   }
 
   private static String membership(Config config, Vertx vertx) {
@@ -252,30 +251,6 @@ public final class Node implements AutoCloseable {
     return await(Vertx.builder().with(options).withMetrics(factory).withClusterManager(manager).buildClustered());
   }
 
-  static Pool createPool(Vertx vertx, Config config, Config.Database db) {
-    var connect = new PgConnectOptions()
-        .setHost(db.host())
-        .setPort(db.port())
-        .setDatabase(db.database())
-        .setUser(db.user())
-        .setPassword(db.password())
-        .setCachePreparedStatements(true)
-        .setPreparedStatementCacheMaxSize(256)
-        .setPipeliningLimit(1)
-        .setProperties(Map.of(
-            "statement_timeout", Integer.toString(config.postgres().statementTimeoutMs()),
-            "application_name", "queen-vertx"));
-    if (db.ssl()) connect.setSslMode(io.vertx.pgclient.SslMode.REQUIRE).setSslOptions(new io.vertx.core.net.ClientSSLOptions().setTrustAll(true));
-    var poolOptions = new PoolOptions()
-        .setMaxSize(config.postgres().poolSize())
-        .setMaxWaitQueueSize(-1)
-        .setConnectionTimeout(10)
-        .setConnectionTimeoutUnit(TimeUnit.SECONDS)
-        .setShared(false);
-    var net = new io.vertx.core.net.NetClientOptions().setConnectTimeout(5000).setTcpNoDelay(true);
-    return PgBuilder.pool().with(poolOptions).with(net).connectingTo(connect).using(vertx).build();
-  }
-
   /**
    * The encryption key, when configured. A malformed key is a boot error rather than a silent downgrade to
    * plaintext (issue #5: "never silent").
@@ -319,6 +294,11 @@ public final class Node implements AutoCloseable {
   /** The node's PostgreSQL pool (tests that run their own SQL). */
   public Pool pool() {
     return database.pool();
+  }
+
+  /** The node's PostgreSQL servers: the primary pool, the read pool and what the checks found. */
+  public io.queenvertx.db.PgServers servers() {
+    return database.servers();
   }
 
   /** Graceful stop: the HTTP servers drain in-flight requests, then the pool, Vert.x and the embedded database close. */

@@ -7,10 +7,14 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 /**
- * The node's database: its PostgreSQL pool and, built once over it, every procedure facade and store. Verticles and
- * routes are handed the facades they use; none of them sees the pool, a tuple or SQL text (ArchitectureTest).
+ * The node's database: its PostgreSQL servers ({@link PgServers}: the primary pool, which follows a failover, and the
+ * read pool, a replica when one is fit) and, built once over them, every procedure facade and store. The read-only
+ * listings (status, resources, analytics, the message and DLQ listings, a message's detail) read from the read pool,
+ * everything else from the primary. Verticles and routes are handed the facades they use; none of them sees a pool, a
+ * tuple or SQL text (ArchitectureTest).
  */
 public final class Database {
+  private final PgServers servers;
   private final Pool pool;
   private final PushProcedures pushes;
   private final SegmentProcedures segments;
@@ -23,25 +27,31 @@ public final class Database {
   private final GroupProcedures groups;
   private final MaintenanceProcedures maintenance;
   private final ReportProcedures reports;
+  private final ReportProcedures readReports;
+  private final SegmentProcedures readSegments;
   private final SystemState system;
   private final RedriveTasks redriveTasks;
   private final WebhookStore webhooks;
   private final StatsStore stats;
 
   /** {@code popMaxBytes}: the byte budget of every pop ({@code QUEEN_POP_MAX_BYTES}; 0: none). */
-  public Database(Vertx vertx, Pool pool, long popMaxBytes) {
-    this.pool = pool;
+  public Database(Vertx vertx, PgServers servers, long popMaxBytes) {
+    this.servers = servers;
+    this.pool = servers.primary();
+    Pool reads = servers.reads();
     this.pushes = new PushProcedures(pool);
     this.segments = new SegmentProcedures(pool);
     this.acks = new AckProcedures(pool);
     this.ackFusion = AckFusion.of(vertx, pool);
     this.popFusion = PopFusion.of(vertx, pool, popMaxBytes);
     this.queues = new QueueProcedures(pool);
-    this.inspection = new InspectionProcedures(pool);
-    this.dlq = new DlqProcedures(pool);
+    this.inspection = new InspectionProcedures(pool, reads);
+    this.dlq = new DlqProcedures(pool, reads);
     this.groups = new GroupProcedures(pool);
     this.maintenance = new MaintenanceProcedures(pool);
     this.reports = new ReportProcedures(pool);
+    this.readReports = new ReportProcedures(reads);
+    this.readSegments = new SegmentProcedures(reads);
     this.system = new SystemState(pool);
     this.redriveTasks = new RedriveTasks(pool);
     this.webhooks = new WebhookStore(pool);
@@ -64,8 +74,14 @@ public final class Database {
     return pool.size();
   }
 
+  /** Stops the server checks and closes every pool. */
   public Future<Void> close() {
-    return pool.close();
+    return servers.close();
+  }
+
+  /** The node's PostgreSQL servers (their roles and lag, for {@code /api/v1/system/nodes}). */
+  public PgServers servers() {
+    return servers;
   }
 
   /** The pool, for the stores of this package and the composition root only. */
@@ -113,8 +129,19 @@ public final class Database {
     return maintenance;
   }
 
+  /** The reports on the primary (those that must see the latest write, and the paged listings). */
   public ReportProcedures reports() {
     return reports;
+  }
+
+  /** The read-only reports on the read pool (status, resources, analytics). */
+  public ReportProcedures readReports() {
+    return readReports;
+  }
+
+  /** Segment reads on the read pool (the inspection service's). */
+  public SegmentProcedures readSegments() {
+    return readSegments;
   }
 
   public SystemState system() {

@@ -49,9 +49,12 @@ public final class DlqProcedures {
   }
 
   private final SqlClient sql;
+  private final SqlClient reads;
 
-  public DlqProcedures(SqlClient sql) {
+  /** {@code reads}: where the listing reads (the read pool); everything else goes through {@code sql}. */
+  public DlqProcedures(SqlClient sql, SqlClient reads) {
     this.sql = sql;
+    this.reads = reads;
   }
 
   /** Files the poisons and moves the cursor past them: {@code {ok, error}}. */
@@ -70,7 +73,7 @@ public final class DlqProcedures {
 
   /** The DLQ listing for {@code filter} (the JSON object's text). */
   public Future<JsonObject> list(UUID tenant, String filter) {
-    return sql.preparedQuery(LIST).execute(Tuple.of(tenant, filter))
+    return reads.preparedQuery(LIST).execute(Tuple.of(tenant, filter))
         .map(rows -> (JsonObject) rows.iterator().next().getValue(0));
   }
 

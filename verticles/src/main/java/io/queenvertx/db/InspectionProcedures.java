@@ -15,20 +15,23 @@ public final class InspectionProcedures {
   static final String DELETE = "SELECT queen.delete_message($1, $2, $3)";
 
   private final SqlClient sql;
+  private final SqlClient reads;
 
-  public InspectionProcedures(SqlClient sql) {
+  /** {@code reads}: where the listing and the detail read (the read pool); the delete writes through {@code sql}. */
+  public InspectionProcedures(SqlClient sql, SqlClient reads) {
     this.sql = sql;
+    this.reads = reads;
   }
 
   /** One page of the message listing for {@code filter} (the JSON object's text). */
   public Future<JsonObject> list(UUID tenant, String filter) {
-    return sql.preparedQuery(LIST).execute(Tuple.of(tenant, filter))
+    return reads.preparedQuery(LIST).execute(Tuple.of(tenant, filter))
         .map(rows -> (JsonObject) rows.iterator().next().getValue(0));
   }
 
   /** Where a message is: by the hash of its transaction id, or at {@code offset} when given. */
   public Future<JsonObject> detail(UUID tenant, UUID partitionId, String transactionId, Long offset) {
-    return sql.preparedQuery(DETAIL)
+    return reads.preparedQuery(DETAIL)
         .execute(Tuple.of(tenant, partitionId, Buffer.buffer(TxnHash.of(transactionId)), offset))
         .map(rows -> (JsonObject) rows.iterator().next().getValue(0));
   }

@@ -15,7 +15,7 @@ public final class Transaction {
   Transaction(SqlConnection conn) {
     this.pushes = new PushProcedures(conn);
     this.acks = new AckProcedures(conn);
-    this.dlq = new DlqProcedures(conn);
+    this.dlq = new DlqProcedures(conn, conn);
     this.segments = new SegmentProcedures(conn);
   }
 

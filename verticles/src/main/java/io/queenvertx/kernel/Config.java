@@ -1,5 +1,6 @@
 package io.queenvertx.kernel;
 
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -51,8 +52,56 @@ public record Config(
   /**
    * Where a PostgreSQL is: from {@code PG_*} ({@link PostgresSettings}), or the node's embedded one
    * ({@link EmbeddedDatabase#connection}).
+   *
+   * @param hosts  the servers, in the order they are tried (one, or several of a replicated cluster)
+   * @param target {@link Target#READ_WRITE}: only a server whose {@code transaction_read_only} is off takes the node's
+   *     work, and the node follows a failover ({@code io.queenvertx.db.PrimaryPool}); {@link Target#ANY}: the first
+   *     host as it is
    */
-  public record Database(String host, int port, String database, String user, String password, boolean ssl) {}
+  public record Database(List<Host> hosts, String database, String user, String password, boolean ssl,
+                         Target target) {
+    public Database {
+      hosts = List.copyOf(hosts);
+      if (hosts.isEmpty()) throw new IllegalArgumentException("no PostgreSQL host");
+    }
+
+    /** One server, taken as it is (the embedded one, and tests). */
+    public Database(String host, int port, String database, String user, String password, boolean ssl) {
+      this(List.of(new Host(host, port)), database, user, password, ssl, Target.ANY);
+    }
+
+    /** The first host. */
+    public String host() {
+      return hosts.get(0).host();
+    }
+
+    /** The first host's port. */
+    public int port() {
+      return hosts.get(0).port();
+    }
+
+    /** {@code h1:p1,h2:p2/database}, for log lines. */
+    public String describe() {
+      return String.join(",", hosts.stream().map(Host::toString).toList()) + "/" + database;
+    }
+  }
+
+  /** One PostgreSQL server. */
+  public record Host(String host, int port) {
+    @Override
+    public String toString() {
+      return (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + port;
+    }
+  }
+
+  /** libpq's {@code target_session_attrs}, of which the node knows two. */
+  public enum Target {
+    ANY, READ_WRITE;
+
+    public String spelling() {
+      return this == ANY ? "any" : "read-write";
+    }
+  }
 
   public static Config fromEnvironment() {
     return from(System.getenv());

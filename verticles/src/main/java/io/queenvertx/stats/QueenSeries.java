@@ -12,7 +12,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * The database block of {@code /metrics/prometheus} (API.md §5.1): Queen's cluster counters, per-queue figures of
  * the last closed minute, queue depths and dead letters, and per consumer group lag. Four independent reads; one that
- * fails leaves its families out and the others are still written (the block is best-effort).
+ * fails leaves its families out and the others are still written (the block is best-effort). Every existing queue (up to
+ * {@link StatsStore#MAX_SERIES_ROWS}) has its per-minute samples from the first scrape: 0 until a closed minute of it
+ * has been flushed, and no {@code queen_queue_metrics_age_seconds} sample until then.
  *
  * <p>Cluster counters ({@code queen_cluster_*_total{scope="cluster"}}) are sums of every node's running totals
  * (V18's {@code stats_node_totals}), which the purge of old minute rows never touches: they do not go backwards.
@@ -95,13 +97,16 @@ public final class QueenSeries {
     }
     e.family("queen_queue_parked_consumers", "gauge", "long polls parked on the queue at the end of its last minute");
     perQueue(e, "queen_queue_parked_consumers", rows, hide, "parked_consumers");
+    // a queue with no closed minute yet has its figures at 0 and no age (there is no minute to be old)
     e.family("queen_queue_metrics_age_seconds", "gauge",
         "seconds since the end of the queue's last minute with figures");
     if (hide) {
-      double age = rows.stream().mapToDouble(r -> r.getDouble("age_s")).min().orElse(0);
+      double age = rows.stream().filter(r -> r.getDouble("age_s") != null).mapToDouble(r -> r.getDouble("age_s"))
+          .min().orElse(0);
       e.sample("queen_queue_metrics_age_seconds", age, "scope", "cluster");
     }
     for (Row r : hide ? List.<Row>of() : rows) {
+      if (r.getDouble("age_s") == null) continue;
       e.sample("queen_queue_metrics_age_seconds", r.getDouble("age_s"), "queue", r.getString("queue"));
     }
     String lagName = baseUnits ? "queen_queue_pop_lag_seconds" : "queen_queue_pop_lag_milliseconds";

@@ -2,7 +2,7 @@
 // bulk purge (typed confirmation) and bulk redrive tasks with live progress. Every replay verdict of the contract is
 // shown as its own outcome: moved, duplicate (row kept), gone, maintenance (503), failed, unknown.
 import { get, post, del, qs, enc, can, describe, ApiError } from '../api.js';
-import { h, clear, table, pager, section, fmtTime, preview, pretty, drawer, notice, typedConfirm, num } from '../ui.js';
+import { h, clear, table, pager, section, fmtTime, when, zoneAt, preview, pretty, drawer, notice, typedConfirm, num } from '../ui.js';
 import { redrivePanel } from './redrive.js';
 
 const PAGE = 50;
@@ -47,8 +47,8 @@ export async function render(main, params) {
     consumerGroup: h('input', { id: 'dlq-group', value: params.get('group') || '' }),
     partition: h('input', { id: 'dlq-partition', value: params.get('partition') || '', placeholder: 'exact name' }),
     error: h('input', { id: 'dlq-error', value: params.get('error') || '', placeholder: 'text, any case' }),
-    from: h('input', { id: 'dlq-from', type: 'datetime-local', step: 1, title: 'failed at or after (UTC)' }),
-    to: h('input', { id: 'dlq-to', type: 'datetime-local', step: 1, title: 'failed before (UTC)' }),
+    from: h('input', { id: 'dlq-from', type: 'datetime-local', step: 1, title: `failed at or after (your local time, ${zoneAt()})` }),
+    to: h('input', { id: 'dlq-to', type: 'datetime-local', step: 1, title: `failed before (your local time, ${zoneAt()})` }),
   };
   const state = { offset: 0, limit: PAGE };
   let stopRedrive = null;
@@ -61,7 +61,7 @@ export async function render(main, params) {
     h('form', { class: 'filters', onsubmit: (e) => { e.preventDefault(); state.offset = 0; load(); } },
       h('label', null, 'queue', f.queue), h('label', null, 'consumer group', f.consumerGroup),
       h('label', null, 'partition', f.partition),
-      h('label', null, 'error contains', f.error), h('label', null, 'from', f.from), h('label', null, 'to', f.to),
+      h('label', null, 'error contains', f.error), h('label', null, `from (${zoneAt()})`, f.from), h('label', null, `to (${zoneAt()})`, f.to),
       h('button', { type: 'submit', class: 'primary', id: 'dlq-apply' }, 'Search')),
     outcome,
     h('section', { class: 'card' }, h('h2', null, 'By error signature'), sigs),
@@ -122,8 +122,8 @@ export async function render(main, params) {
   }
 
   // The filters are the listing's own query parameters: the broker filters, the page shows what it answered.
-  // datetime-local values are read as UTC, as the table shows failure times in UTC.
-  const utc = (v) => (v ? (v.length === 16 ? v + ':00' : v) + 'Z' : '');
+  // datetime-local values are the operator's local time, as the table shows failure times; they travel as UTC instants.
+  const utc = (v) => (v && !isNaN(new Date(v)) ? new Date(v).toISOString().replace('.000Z', 'Z') : '');
   const filters = () => ({ queue: f.queue.value.trim(), consumerGroup: f.consumerGroup.value.trim(),
     partition: f.partition.value.trim(), error: f.error.value.trim(), from: utc(f.from.value), to: utc(f.to.value) });
 
@@ -134,7 +134,7 @@ export async function render(main, params) {
       page = body.messages || [];
       const rows = page;
       return [table([
-        { title: 'Failed at', cell: (r) => fmtTime(r.failedAt) },
+        { title: 'Failed at', cell: (r) => when(r.failedAt) },
         { title: 'Queue / partition', cell: (r) => `${r.queue}/${r.partition}` },
         { title: 'Group', cell: (r) => r.consumerGroup },
         { title: 'Transaction', cell: (r) => h('code', null, r.transactionId) },
@@ -163,7 +163,7 @@ export async function render(main, params) {
           { title: 'Signature', cell: (r) => h('code', null, r.signature ?? '') },
           { title: 'Queues', cell: (r) => (Array.isArray(r.queues) ? r.queues.join(', ') : r.queue ?? '') },
           { title: 'Count', num: true, cls: 'sig-count', cell: (r) => num(r.count ?? r.total) },
-          { title: 'Last seen', cell: (r) => fmtTime(r.lastSeen) },
+          { title: 'Last seen', cell: (r) => when(r.lastSeen) },
         ], rows, (r) => ({ class: 'clickable', 'data-signature': r.signature, title: 'filter the list by this error',
           onclick: () => { f.error.value = narrow(r.signature); state.offset = 0; load(); } }), 'No dead letters.');
       } catch (e) {

@@ -1,6 +1,6 @@
 // Message browser: the filters of GET /api/v1/messages, offset paging, and a detail drawer (payload, groups, traces).
 import { get, qs, enc } from '../api.js';
-import { h, clear, table, pager, section, fmtTime, preview, pretty, drawer, link, failure } from '../ui.js';
+import { h, clear, table, pager, section, fmtTime, when, preview, pretty, drawer, link, failure } from '../ui.js';
 import { timeline } from './traces.js';
 
 const PAGE = 50;
@@ -36,7 +36,7 @@ export async function render(main, params) {
         limit: state.limit, offset: state.offset }));
       const rows = body.messages || [];
       return [table([
-        { title: 'Created', cell: (m) => fmtTime(m.createdAt) },
+        { title: 'Created', cell: (m) => when(m.createdAt) },
         { title: 'Queue / partition', cell: (m) => m.queuePath || `${m.queue}/${m.partition}` },
         { title: 'Transaction', cell: (m) => h('code', null, m.transactionId ?? '—') },
         { title: 'Status', cell: (m) => m.status },
@@ -63,7 +63,7 @@ export async function detail(m) {
       table([
         { title: 'Group', cell: (g) => g.name },
         { title: 'Consumed', cell: (g) => (g.consumed ? 'yes' : 'no') },
-        { title: 'Lease', cell: (g) => fmtTime(g.leaseExpiresAt) },
+        { title: 'Lease', cell: (g) => when(g.leaseExpiresAt) },
       ], d.consumerGroups || [], null, 'No group has a cursor here.'),
       h('h3', null, 'Trace timeline'), traces,
       h('p', { class: 'muted' }, 'partition ', h('code', null, d.partitionId), ' · ',

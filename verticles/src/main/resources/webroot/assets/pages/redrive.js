@@ -1,6 +1,6 @@
 // Bulk redrive tasks (POST/GET /api/v1/dlq/redrive, admin): start one, watch its progress live, cancel it.
 import { get, post, qs, enc, describe, ApiError } from '../api.js';
-import { h, clear, table, num, fmtTime, notice } from '../ui.js';
+import { h, clear, table, num, when, notice } from '../ui.js';
 
 const POLL_MS = 500;
 
@@ -84,7 +84,7 @@ export function redrivePanel(el, queue, onProgress) {
     try {
       const r = await get('/api/v1/dlq/redrive');
       clear(recent, table([
-        { title: 'Created', cell: (t) => fmtTime(t.createdAt) },
+        { title: 'Created', cell: (t) => when(t.createdAt) },
         { title: 'Queue', cell: (t) => t.queue },
         { title: 'Status', cell: (t) => t.status },
         { title: 'Moved', num: true, cell: (t) => num(t.moved) },

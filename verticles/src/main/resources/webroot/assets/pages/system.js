@@ -10,15 +10,36 @@ function kv(obj) {
 
 /** The cluster's nodes (GET /api/v1/system/nodes): one row each; a member that did not answer is marked unreachable. */
 export function nodesTable(rows) {
-  return table([
-    { title: 'Node', cell: (n) => n.serverId ?? n.nodeId },
+  const t = table([
+    { title: 'Node', cls: 'wrap', cell: (n) => n.serverId ?? n.nodeId },
     { title: 'Reachable', cls: 'reachable', cell: (n) => (n.reachable ? 'yes' : h('span', { class: 'badge on' }, 'NO')) },
     { title: 'Database', cls: 'database', cell: (n) => n.database ?? '—' },
     { title: 'Version', cell: (n) => n.version ?? '—' },
     { title: 'Up', num: true, cell: (n) => fmtAge(n.uptimeSeconds) },
-    { title: 'HTTP', cell: (n) => n.httpUrl ?? (n.httpPort ? `port ${n.httpPort}` : '—') },
-    { title: 'Maintenance', cell: (n) => (n.reachable ? `push ${n.maintenanceMode ? 'ON' : 'off'} · pop ${n.popMaintenanceMode ? 'ON' : 'off'}` : '—') },
+    { title: 'HTTP', cls: 'wrap', cell: (n) => n.httpUrl ?? (n.httpPort ? `port ${n.httpPort}` : '—') },
+    { title: 'Maintenance', cell: (n) => (n.reachable ? `push ${n.maintenanceMode ? 'ON' : 'off'}, pop ${n.popMaintenanceMode ? 'ON' : 'off'}` : '—') },
   ], rows, (n) => ({ 'data-node': n.serverId ?? n.nodeId, 'data-reachable': String(!!n.reachable) }), 'No nodes.');
+  t.classList.add('nodes');
+  return t;
+}
+
+/**
+ * The PostgreSQL servers each node watches (databaseServers of GET /api/v1/system/nodes): role, timeline, replay lag
+ * and what the node sends there; empty when the nodes use one server as it is.
+ */
+export function serversTable(nodes) {
+  const rows = [];
+  for (const n of nodes) for (const s of n.databaseServers || []) rows.push({ node: n.serverId ?? n.nodeId, ...s });
+  if (rows.length === 0) return h('p', { class: 'muted' }, 'One PostgreSQL server, used as it is (no failover, no read replicas).');
+  return table([
+    { title: 'Node', cell: (r) => r.node },
+    { title: 'Server', cell: (r) => r.server },
+    { title: 'Role', cls: 'role', cell: (r) => (r.role === 'primary' ? r.role : h('span', { class: r.role === 'standby' ? 'muted' : 'badge on' }, r.role)) },
+    { title: 'Timeline', num: true, cell: (r) => r.timeline ?? '' },
+    { title: 'Lag ms', num: true, cell: (r) => (r.lagMs == null ? '' : num(r.lagMs)) },
+    { title: 'Used for', cell: (r) => r.use ?? '' },
+    { title: 'Error', cell: (r) => r.error ?? '' },
+  ], rows, (r) => ({ 'data-server': r.server, 'data-role': r.role }), 'No servers.');
 }
 
 export async function render(main) {
@@ -35,8 +56,8 @@ export async function render(main) {
     h('section', { class: 'card' }, h('h2', null, 'PostgreSQL'), pg),
     h('section', { class: 'card' }, h('h2', null, 'API calls made by this page session'), log));
 
-  async function loadSwitches() {
-    await section(sw, async () => {
+  function loadSwitches() {
+    return section(sw, async () => {
       if (!can.admin()) return h('p', { class: 'na' }, 'Needs an admin token.');
       const m = await get('/api/v1/system/maintenance');
       const out = h('div');
@@ -52,8 +73,7 @@ export async function render(main) {
       h('p', { class: 'muted' }, `${num(m.bufferedMessages)} messages buffered; spool ${m.bufferHealthy ? 'healthy' : 'unhealthy'}.`), out];
     });
   }
-  loadSwitches();
-  section(spool, async () => {
+  const loadSpool = () => section(spool, async () => {
     let b;
     try { b = await get('/api/v1/status/buffers'); } catch (e) {
       if (!can.admin()) throw e;
@@ -69,8 +89,11 @@ export async function render(main) {
     ], b.nodes, (n) => ({ 'data-spool-node': n.nodeId }), 'No nodes.'),
     h('p', { class: 'muted' }, `spool ${b.healthy ? 'healthy' : 'unhealthy'} on every node`)];
   });
-  section(nodes, async () => nodesTable((await get('/api/v1/system/nodes')).nodes || []));
-  section(pg, async () => {
+  const loadNodes = () => section(nodes, async () => {
+    const list = (await get('/api/v1/system/nodes')).nodes || [];
+    return [nodesTable(list), h('h3', null, 'PostgreSQL servers'), serversTable(list)];
+  });
+  const loadPg = () => section(pg, async () => {
     const s = await get('/api/v1/analytics/postgres-stats');
     const db = s.database || {};
     const c = s.connections || {};
@@ -87,5 +110,7 @@ export async function render(main) {
     { title: 'Call', cell: (c) => `${c.method} ${c.path}` }, { title: 'Status', num: true, cell: (c) => c.status },
     { title: 'Rows', num: true, cell: (c) => (c.rows === null ? '' : c.rows) }, { title: 'ms', num: true, cell: (c) => c.ms },
   ], calls.slice(-30).reverse()));
-  setTimeout(showLog, 1500);
+  const refresh = () => Promise.all([loadSwitches(), loadSpool(), loadNodes(), loadPg()]).then(showLog);
+  await refresh();
+  return { refresh };
 }

@@ -1,6 +1,6 @@
 // Traces: names (paged), the traces of one name, and one message's trace timeline.
 import { get, qs, enc } from '../api.js';
-import { h, clear, table, pager, section, fmtTime, link } from '../ui.js';
+import { h, clear, table, pager, section, fmtTime, when, link } from '../ui.js';
 
 const PAGE = 50;
 
@@ -42,7 +42,7 @@ export async function render(main, params) {
         { title: 'Name', cell: (n) => link('#/traces?name=' + enc(n.trace_name), n.trace_name) },
         { title: 'Events', num: true, cell: (n) => n.trace_count ?? '' },
         { title: 'Messages', num: true, cell: (n) => n.message_count ?? '' },
-        { title: 'Last seen', cell: (n) => fmtTime(n.last_seen) },
+        { title: 'Last seen', cell: (n) => when(n.last_seen) },
       ], rows, (n) => ({ 'data-trace-name': n.trace_name }), 'No traces recorded.'), pager(ns, rows.length, (o) => { ns.offset = o; loadNames(); })];
     });
   }

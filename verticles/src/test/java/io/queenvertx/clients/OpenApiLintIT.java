@@ -17,7 +17,8 @@ import org.junit.jupiter.api.Test;
  * Redocly's linter ({@code @redocly/cli}, version pinned in {@code clients-test/openapi/package-lock.json}) with its
  * recommended ruleset on the document a real node serves at {@code /openapi.json}: no error. Warnings are printed;
  * the one expected is {@code no-ambiguous-paths} on GET {@code /api/v1/dlq/redrive/{taskId}} vs POST
- * {@code /api/v1/dlq/{id}/replay} (different methods; see the document's description).
+ * {@code /api/v1/dlq/{id}/replay}: the methods differ and dead-letter ids are UUIDs, as the document's "Path matching"
+ * paragraph says (this note is kept here, not in the document its readers see).
  */
 class OpenApiLintIT {
   @NodeFixture

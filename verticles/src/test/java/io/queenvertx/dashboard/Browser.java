@@ -19,10 +19,13 @@ import org.openqa.selenium.support.ui.WebDriverWait;
 
 /**
  * A headless Debian Chromium driven through Debian's chromedriver (never a downloaded one: Selenium Manager is not
- * consulted because both paths are given). Waits are on DOM conditions only.
+ * consulted because both paths are given). Waits are on DOM conditions only. The browser runs in {@link #ZONE}, not
+ * the machine's zone, so the tests see the dashboard convert times to a zone other than UTC.
  */
 final class Browser implements AutoCloseable {
   static final Duration WAIT = Duration.ofSeconds(30);
+  /** The browser's time zone. */
+  static final String ZONE = "America/New_York";
   final ChromeDriver driver;
   private final String base;
   private final Path profile;
@@ -43,7 +46,8 @@ final class Browser implements AutoCloseable {
       o.addArguments("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
           "--window-size=1400,1000", "--user-data-dir=" + profile, "--no-first-run", "--disable-extensions");
       ChromeDriverService service = new ChromeDriverService.Builder()
-          .usingDriverExecutable(new File(chromedriver)).usingAnyFreePort().build();
+          .usingDriverExecutable(new File(chromedriver)).usingAnyFreePort()
+          .withEnvironment(java.util.Map.of("TZ", ZONE)).build();
       return new Browser(new ChromeDriver(service, o), baseUrl, profile);
     } catch (IOException e) {
       throw new IllegalStateException(e);

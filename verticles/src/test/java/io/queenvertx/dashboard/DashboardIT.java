@@ -45,7 +45,6 @@ class DashboardIT {
     assertThat(browser.driver.findElement(By.cssSelector("tr[data-queue='" + q + "'] td.dlq-oldest")).getText())
         .isEqualTo("—");
     browser.waitFor("#throughput-chart .uplot");
-    browser.screenshot("overview");
   }
 
   @Test

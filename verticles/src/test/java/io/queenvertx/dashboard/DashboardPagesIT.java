@@ -40,7 +40,7 @@ class DashboardPagesIT {
     node.get("/api/v1/pop/queue/" + q + "?consumerGroup=" + group + "&subscriptionMode=all&batch=1&autoAck=true");
     settles("queue?name=" + q, "Queue");
     browser.waitFor("tr[data-partition='Default']");
-    browser.waitFor("#config-json");
+    browser.waitFor("#config-form #config-leaseTime");
     settles("groups", "Consumer groups");
     // 25 groups a page: other tests' groups may come first
     browser.until(d -> {

@@ -15,7 +15,7 @@ import org.awaitility.Awaitility;
  * until the queue answers 204 three times in a row, recording per transaction id the message ids delivered.
  * Two message ids for one transaction id are a duplicate stored; one message id delivered twice is a redelivery.
  */
-final class Census {
+public final class Census {
   static final int BATCH = 500;
   private static final Duration CALL = Duration.ofSeconds(30);
 
@@ -27,7 +27,7 @@ final class Census {
   private Census() {}
 
   /** Pops and acks everything {@code group} can read from {@code queue}, from the start of each partition. */
-  static Census popAll(String baseUrl, String queue, String group, Duration atMost) {
+  public static Census popAll(String baseUrl, String queue, String group, Duration atMost) {
     var census = new Census();
     String pop = baseUrl + "/api/v1/pop/queue/" + queue + "?batch=" + BATCH + "&partitions=0&leaseSeconds=120"
         + "&subscriptionMode=all&consumerGroup=" + group;
@@ -77,26 +77,31 @@ final class Census {
     return true;
   }
 
-  boolean found(String txn) {
+  /** Transaction id to the distinct message ids delivered for it. */
+  public Map<String, Set<String>> delivered() {
+    return delivered;
+  }
+
+  public boolean found(String txn) {
     return delivered.containsKey(txn);
   }
 
   /** Message ids beyond the first per transaction id: copies stored twice. */
-  long duplicatesStored() {
+  public long duplicatesStored() {
     long n = 0;
     for (Set<String> ids : delivered.values()) n += ids.size() - 1;
     return n;
   }
 
-  long redeliveries() {
+  public long redeliveries() {
     return redeliveries;
   }
 
-  long ackFailures() {
+  public long ackFailures() {
     return ackFailures;
   }
 
-  int distinctTransactions() {
+  public int distinctTransactions() {
     return delivered.size();
   }
 }

@@ -16,14 +16,16 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * Bounded push load with a ledger: {@code producers} scheduled tasks each push a batch of {@code batch} items with
  * unique transaction ids every {@code periodMs} to {@code partitions} partitions of one queue, through HTTP/1.1 with
- * a deadline per request. Every item's answer is recorded: {@code queued}, {@code buffered} and {@code duplicate} are
- * the broker's promises; {@code failed}, other answers and connection errors are not ({@code failed} is a promise too:
- * that the item never lands).
+ * a deadline per request, taking the brokers of {@code baseUrls} in turn. Every item's answer is recorded:
+ * {@code queued}, {@code buffered} and {@code duplicate} are the broker's promises; {@code failed}, other answers and
+ * connection errors are not ({@code failed} is a promise too: that the item never lands). Answers with a 5xx status
+ * are counted, and the first {@code queued} answer after {@link #markFault} is timed. Also used by the failover suite
+ * ({@code io.queenvertx.ha}).
  */
-final class PushLoad implements AutoCloseable {
+public final class PushLoad implements AutoCloseable {
   static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(10);
 
-  private final String url;
+  private final List<String> urls;
   private final String queue;
   private final String tag;
   private final int batch;
@@ -41,10 +43,14 @@ final class PushLoad implements AutoCloseable {
   private final AtomicLong duplicate = new AtomicLong();
   private final AtomicLong failed = new AtomicLong();
   private final AtomicLong errors = new AtomicLong();
+  private final AtomicLong serverErrors = new AtomicLong();
+  /** Nanos of the last {@link #markFault}, and of the first queued answer to a request sent after it (0: none). */
+  private volatile long faultAt;
+  private final AtomicLong firstQueuedAfterFault = new AtomicLong();
   private volatile boolean stopped;
 
-  private PushLoad(String url, String queue, String tag, int producers, int batch, int partitions) {
-    this.url = url;
+  private PushLoad(List<String> urls, String queue, String tag, int producers, int batch, int partitions) {
+    this.urls = urls;
     this.queue = queue;
     this.tag = tag;
     this.batch = batch;
@@ -58,10 +64,17 @@ final class PushLoad implements AutoCloseable {
 
   /** Starts the producers; each pushes one batch, then waits {@code periodMs} before its next. */
   static PushLoad start(String baseUrl, String queue, String tag, FaultPlan.Load load) {
-    var l = new PushLoad(baseUrl + "/api/v1/push", queue, tag, load.producers(), load.batch(), load.partitions());
-    for (int p = 0; p < load.producers(); p++) {
+    return start(List.of(baseUrl), queue, tag, load.producers(), load.batch(), load.periodMs(), load.partitions());
+  }
+
+  /** Producers spread over several brokers: request n goes to {@code baseUrls[n % size]}. */
+  public static PushLoad start(List<String> baseUrls, String queue, String tag, int producers, int batch,
+                               int periodMs, int partitions) {
+    List<String> urls = baseUrls.stream().map(u -> u + "/api/v1/push").toList();
+    var l = new PushLoad(urls, queue, tag, producers, batch, partitions);
+    for (int p = 0; p < producers; p++) {
       int producer = p;
-      l.pool.scheduleWithFixedDelay(() -> l.pushOnce(producer), 0, load.periodMs(), TimeUnit.MILLISECONDS);
+      l.pool.scheduleWithFixedDelay(() -> l.pushOnce(producer), 0, periodMs, TimeUnit.MILLISECONDS);
     }
     return l;
   }
@@ -78,8 +91,11 @@ final class PushLoad implements AutoCloseable {
           .put("transactionId", txn).put("payload", new JsonObject().put("producer", producer).put("n", n).put("i", i)));
     }
     JsonArray answer = null;
+    long sent = System.nanoTime();
     try {
-      var r = FaultBroker.Http.post(url, new JsonObject().put("items", items).encode(), REQUEST_TIMEOUT);
+      var r = FaultBroker.Http.post(urls.get((int) (n % urls.size())), new JsonObject().put("items", items).encode(),
+          REQUEST_TIMEOUT);
+      if (r.statusCode() >= 500) serverErrors.incrementAndGet();
       if (r.statusCode() == 201 || r.statusCode() == 500) answer = parseArray(r.body());
     } catch (Exception e) {
       // connection refused or cut, timeout: no promise was made
@@ -93,6 +109,27 @@ final class PushLoad implements AutoCloseable {
       }
     }
     for (String txn : txns) record(txn, byTxn.getOrDefault(txn, ""));
+    long fault = faultAt;
+    if (fault != 0 && sent > fault && byTxn.containsValue("queued")) {
+      firstQueuedAfterFault.compareAndSet(0, System.nanoTime() - fault);
+    }
+  }
+
+  /** Marks the moment of a fault: {@link #queuedAfterFaultMs} then times the first queued answer after it. */
+  public void markFault() {
+    firstQueuedAfterFault.set(0);
+    faultAt = System.nanoTime();
+  }
+
+  /** Milliseconds from the last {@link #markFault} to the first queued answer to a request sent after it; -1: none. */
+  public long queuedAfterFaultMs() {
+    long n = firstQueuedAfterFault.get();
+    return n == 0 ? -1 : n / 1_000_000;
+  }
+
+  /** Requests answered with a 5xx status. */
+  public long serverErrors() {
+    return serverErrors.get();
   }
 
   private static JsonArray parseArray(String body) {
@@ -119,36 +156,36 @@ final class PushLoad implements AutoCloseable {
     }
   }
 
-  long queued() {
+  public long queued() {
     return queued.get();
   }
 
-  long buffered() {
+  public long buffered() {
     return buffered.get();
   }
 
-  long duplicates() {
+  public long duplicates() {
     return duplicate.get();
   }
 
-  long failed() {
+  public long failed() {
     return failed.get();
   }
 
-  long errors() {
+  public long errors() {
     return errors.get();
   }
 
-  long acknowledgedCount() {
+  public long acknowledgedCount() {
     return acknowledged.size();
   }
 
   /** The ledger; complete only after {@link #close()}. */
-  Map<String, String> acknowledged() {
+  public Map<String, String> acknowledged() {
     return acknowledged;
   }
 
-  Set<String> unconfirmed() {
+  public Set<String> unconfirmed() {
     return unconfirmed;
   }
 

@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * {@code GET /health/live} is the liveness probe: 200 while the process serves, also while PostgreSQL is down and
- * {@code GET /health} (the readiness probe) is 503.
+ * {@code GET /health} is 503.
  */
 class LivenessIT {
   @Test

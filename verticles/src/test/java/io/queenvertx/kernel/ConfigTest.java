@@ -117,7 +117,9 @@ class ConfigTest {
         2 * Runtime.getRuntime().availableProcessors(), HttpSettings.DEFAULT_MAX_PUSH_ITEMS));
     assertThat(c.postgres()).isEqualTo(new PostgresSettings(Optional.empty(), Path.of("/srv/q"), 0,
         c.postgres().embeddedSharedBuffersMb(), PostgresSettings.DEFAULT_POOL_SIZE,
-        PostgresSettings.DEFAULT_STATEMENT_TIMEOUT_MS, true));
+        PostgresSettings.DEFAULT_STATEMENT_TIMEOUT_MS, true, java.util.List.of(),
+        PostgresSettings.DEFAULT_READ_MAX_LAG_MS, PostgresSettings.DEFAULT_CHECK_INTERVAL_MS,
+        PostgresSettings.DEFAULT_CHECK_TIMEOUT_MS, PostgresSettings.DEFAULT_FAILOVER_WAIT_MS));
     assertThat(c.pop()).isEqualTo(new PopSettings(PopSettings.DEFAULT_TIMEOUT_MS,
         PopSettings.DEFAULT_SUBSCRIPTION_MODE, PopSettings.DEFAULT_WAIT_INITIAL_INTERVAL_MS,
         PopSettings.DEFAULT_WAIT_BACKOFF_THRESHOLD, PopSettings.DEFAULT_WAIT_BACKOFF_MULTIPLIER,
@@ -226,6 +228,11 @@ class ConfigTest {
       "DB_POOL_SIZE                       | 10001 | 1     | an integer from 1 to 10000",
       "QUEEN_EMBEDDED_PG_SHARED_BUFFERS_MB | 15   | 16    | an integer of at least 16 (32-bit)",
       "QUEEN_STMT_TIMEOUT_MS              | -1    | 0     | an integer of at least 0 (32-bit)",
+      "QUEEN_READ_MAX_LAG_MS              | -1    | 0     | an integer of at least 0 (32-bit)",
+      "QUEEN_PG_CHECK_INTERVAL_MS         | 99    | 100   | an integer from 100 to 60000",
+      "QUEEN_PG_CHECK_INTERVAL_MS         | 60001 | 60000 | an integer from 100 to 60000",
+      "QUEEN_PG_CHECK_TIMEOUT_MS          | 99    | 100   | an integer from 100 to 60000",
+      "QUEEN_PG_FAILOVER_WAIT_MS          | 600001 | 0    | an integer from 0 to 600000",
       "QUEEN_MAX_BODY_BYTES               | 0     | 1     | an integer of at least 1 (32-bit)",
       "QUEEN_MAX_BODY_BYTES               | 2147483648 | 2147483647 | an integer of at least 1 (32-bit)",
       "QUEEN_HTTP_INSTANCES               | 0     | 1     | an integer of at least 1 (32-bit)",
@@ -269,6 +276,10 @@ class ConfigTest {
       Map.entry("DB_POOL_SIZE", c -> c.postgres().poolSize()),
       Map.entry("QUEEN_EMBEDDED_PG_SHARED_BUFFERS_MB", c -> c.postgres().embeddedSharedBuffersMb()),
       Map.entry("QUEEN_STMT_TIMEOUT_MS", c -> c.postgres().statementTimeoutMs()),
+      Map.entry("QUEEN_READ_MAX_LAG_MS", c -> c.postgres().readMaxLagMs()),
+      Map.entry("QUEEN_PG_CHECK_INTERVAL_MS", c -> c.postgres().checkIntervalMs()),
+      Map.entry("QUEEN_PG_CHECK_TIMEOUT_MS", c -> c.postgres().checkTimeoutMs()),
+      Map.entry("QUEEN_PG_FAILOVER_WAIT_MS", c -> c.postgres().failoverWaitMs()),
       Map.entry("QUEEN_MAX_BODY_BYTES", c -> c.http().maxBodyBytes()),
       Map.entry("QUEEN_HTTP_INSTANCES", c -> c.http().instances()),
       Map.entry("QUEEN_EVENT_LOOPS", c -> c.http().eventLoops()),

@@ -149,6 +149,31 @@ class PrometheusSeriesIT {
     }
   }
 
+  /**
+   * Issue 38: a queue's per-minute series are on the page right after its first traffic, at 0, before any minute of
+   * it has been flushed (here the node flushes once an hour, so none is); its age series waits for a minute.
+   */
+  @Test
+  void aQueueHasItsPerMinuteSeriesAtZeroBeforeAnyMinuteOfItIsFlushed() {
+    try (TestNode fresh = TestNode.start(Map.of("QUEEN_STATS_FLUSH_MS", "3600000"), db())) {
+      String q = Wire.queue("prom-first");
+      assertThat(push(fresh, item(q, null, 1, "first-1"), item(q, null, 2, "first-2")).status()).isEqualTo(201);
+      var s = scrape(fresh);
+      assertThat(s.get("queen_queue_push_messages_per_minute" + q(q))).isZero();
+      assertThat(s.get("queen_queue_parked_consumers" + q(q))).isZero();
+      assertThat(s.get("queen_queue_pop_messages_per_minute" + q(q))).isZero();
+      assertThat(s.get("queen_queue_ack_per_minute{queue=\"" + q + "\",result=\"failed\"}")).isZero();
+      assertThat(s.get("queen_queue_pop_lag_milliseconds{queue=\"" + q + "\",stat=\"max\"}")).isZero();
+      assertThat(s.get("queen_queue_metrics_age_seconds" + q(q))).as("age of a queue with no minute").isNull();
+      assertThat(s.get("queen_queue_depth" + q(q))).isEqualTo(2.0);
+    }
+    // hidden queues: the cluster's age is the freshest minute that has one, the figure-less queue changes nothing
+    try (TestNode hidden = TestNode.start(Map.of("QUEEN_METRICS_HIDE_QUEUES", "true"), db())) {
+      assertThat(scrape(hidden)).containsKeys("queen_queue_metrics_age_seconds{scope=\"cluster\"}",
+          "queen_queue_parked_consumers{scope=\"cluster\"}");
+    }
+  }
+
   @Test
   void baseUnitsGiveThePopLagInSeconds() {
     String q = Wire.queue("prom-units");

@@ -58,11 +58,22 @@ public final class TestNode implements AutoCloseable {
 
   public static TestNode start(Map<String, String> env, Config.Database db) {
     Map<String, String> all = new HashMap<>();
-    all.put("PG_HOST", db.host());
-    all.put("PG_PORT", Integer.toString(db.port()));
+    all.put("PG_HOST", String.join(",", db.hosts().stream().map(Config.Host::host).toList()));
+    all.put("PG_PORT", String.join(",", db.hosts().stream().map(h -> Integer.toString(h.port())).toList()));
+    all.put("PG_TARGET_SESSION_ATTRS", db.target().spelling());
     all.put("PG_DATABASE", db.database());
     all.put("PG_USER", db.user());
     all.put("PG_PASSWORD", db.password());
+    all.putAll(env);
+    return startExternal(all);
+  }
+
+  /**
+   * A node on the external PostgreSQL its {@code env} names ({@code PG_HOST}, {@code PG_URL}...), on a free port,
+   * with a spool and data folder of its own, listening on loopback.
+   */
+  public static TestNode startExternal(Map<String, String> env) {
+    Map<String, String> all = new HashMap<>();
     all.put("DB_POOL_SIZE", "16");
     all.put("QUEEN_HTTP_INSTANCES", "2");
     all.put("PORT", Integer.toString(freePort()));

@@ -18,7 +18,10 @@ import io.vertx.ext.web.RoutingContext;
 import java.util.ArrayList;
 import java.util.List;
 
-/** Ack, ack batch (API.md §5.5) and lease extension (§5.7): always 200 with per-item verdicts once parsed. */
+/**
+ * Ack, ack batch (API.md §5.5) and lease extension (§5.7): always 200 with per-item verdicts once parsed, except
+ * during a PostgreSQL failover, when an ack none of whose items ran answers 503 with {@code Retry-After}.
+ */
 final class AckRoutes {
   private AckRoutes() {}
 
@@ -63,8 +66,20 @@ final class AckRoutes {
       return;
     }
     Bus.ack(vertx, new AckCommand(Tenancy.of(ctx), items))
-        .onSuccess(r -> ErrorContract.send(ctx, 200, r))
+        .onSuccess(r -> {
+          if (!noneSucceeded(r) || !ErrorContract.unavailable(ctx, r.getJsonObject(0).getString("error"))) {
+            ErrorContract.send(ctx, 200, r);
+          }
+        })
         .onFailure(ctx::fail);
+  }
+
+  /** Every verdict failed: during a PostgreSQL failover the whole call answers 503 instead (issue 37). */
+  private static boolean noneSucceeded(JsonArray verdicts) {
+    for (int i = 0; i < verdicts.size(); i++) {
+      if (verdicts.getJsonObject(i).getBoolean("success", false)) return false;
+    }
+    return !verdicts.isEmpty();
   }
 
   private static String groupOf(JsonObject b) {

@@ -31,7 +31,7 @@ final class AnalyticsRoutes {
   private AnalyticsRoutes() {}
 
   static void mount(RouteTable routes, NodeContext node, Vertx vertx) {
-    routes.get("/api/v1/resources/queues/:queue/depth", ctx -> QueueRoutes.passthrough(ctx, node, "depth failed: ",
+    routes.get("/api/v1/resources/queues/:queue/depth", ctx -> QueueRoutes.readThrough(ctx, node, "depth failed: ",
         Report.QUEUE_DEPTH, Tenancy.of(ctx), ctx.pathParam("queue"), param(ctx, "group")));
     routes.get("/api/v1/status/analytics", ctx -> statusAnalytics(ctx, node));
 
@@ -80,8 +80,9 @@ final class AnalyticsRoutes {
       sp(ctx, node, Report.ANALYTICS_PARTITION_LIVENESS, Tenancy.of(ctx), param(ctx, "queue"), Math.max(1, qint(ctx,
           "idleSeconds", 300)), limit(ctx, 100, 1000));
     });
-    routes.get("/api/v1/analytics/postgres-stats", ctx ->
-        sp(ctx, node, Report.ANALYTICS_POSTGRES_STATS));
+    // the primary's own figures (a replica would describe itself)
+    routes.get("/api/v1/analytics/postgres-stats", ctx -> QueueRoutes.passthrough(ctx, node, FAILED,
+        Report.ANALYTICS_POSTGRES_STATS));
 
     StatsRoutes.mount(routes, node, vertx);
   }
@@ -107,8 +108,9 @@ final class AnalyticsRoutes {
         namespace(ctx), param(ctx, "task"));
   }
 
+  /** A read-only analytics procedure, on the read pool. */
   private static void sp(RoutingContext ctx, NodeContext node, Report report, Object... args) {
-    QueueRoutes.passthrough(ctx, node, FAILED, report, args);
+    QueueRoutes.readThrough(ctx, node, FAILED, report, args);
   }
 
   /** {@code consumerGroup}, with {@code group} as its alias. */

@@ -29,7 +29,7 @@ final class MessageRoutes {
   private MessageRoutes() {}
 
   static void mount(RouteTable routes, NodeContext node, Vertx vertx) {
-    var service = new InspectionService(vertx, node.db().inspection(), node.db().segments(), node.gate());
+    var service = new InspectionService(vertx, node.db().inspection(), node.db().readSegments(), node.gate());
     routes.get("/api/v1/messages", ctx -> list(ctx, service));
     routes.get("/api/v1/messages/:partitionId/:transactionId", ctx -> detail(ctx, service));
     routes.delete("/api/v1/messages/:partitionId/:transactionId", ctx -> deleteDeadLetters(ctx, service));

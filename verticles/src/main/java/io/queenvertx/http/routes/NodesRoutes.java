@@ -17,7 +17,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * {@code GET /api/v1/system/nodes} (ReadOnly; beyond Queen): every node of the cluster with its server id, version,
- * uptime, HTTP address (when bound to a specific host), database health and maintenance flags. Each node answers on its
+ * uptime, HTTP address (when bound to a specific host), database health, maintenance flags and the PostgreSQL servers it
+ * watches with their role and lag ({@code databaseServers}, {@link io.queenvertx.db.PgServers#describe}). Each node answers on its
  * own event-bus address, {@value #ADDRESS_PREFIX} followed by its cluster node id (registered when its HTTP routes are
  * mounted); the route asks every member the cluster manager lists and waits at most {@value #TIMEOUT_MS} ms for each.
  * A member that does not answer in time is listed with {@code "reachable": false}. Standalone, the list is this node.
@@ -89,6 +90,7 @@ final class NodesRoutes {
             .put("httpUrl", wildcard ? null : "http://" + host + ":" + c.http().port())
             .put("database", db)
             .put("maintenanceMode", node.maintenance().pushMaintenance())
-            .put("popMaintenanceMode", node.maintenance().popMaintenance()));
+            .put("popMaintenanceMode", node.maintenance().popMaintenance())
+            .put("databaseServers", node.db().servers().describe()));
   }
 }

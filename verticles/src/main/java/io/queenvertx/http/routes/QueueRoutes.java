@@ -185,12 +185,20 @@ final class QueueRoutes {
   }
 
   /** A stored procedure's JSON, verbatim, with its status derived by {@link ProcedureResult}. */
-  public static void passthrough(RoutingContext ctx, NodeContext node, String prefix, Report report, Object... args) {
-    node.db().reports().text(report, args)
-        .onSuccess(text -> {
-          ErrorContract.send(ctx, ProcedureResult.statusOf(text), Buffer.buffer(text == null ? "null" : text));
-        })
+  static void passthrough(RoutingContext ctx, NodeContext node, String prefix, Report report, Object... args) {
+    answer(ctx, node.db().reports().text(report, args), prefix);
+  }
+
+  /** {@link #passthrough} of a read-only procedure, on the read pool (a read replica when one is fit). */
+  static void readThrough(RoutingContext ctx, NodeContext node, String prefix, Report report, Object... args) {
+    answer(ctx, node.db().readReports().text(report, args), prefix);
+  }
+
+  private static void answer(RoutingContext ctx, io.vertx.core.Future<String> json, String prefix) {
+    json.onSuccess(text -> ErrorContract.send(ctx, ProcedureResult.statusOf(text),
+            Buffer.buffer(text == null ? "null" : text)))
         .onFailure(e -> ctx.fail(ApiError.prefixed(500, prefix, e)));
   }
+
 
 }

@@ -18,25 +18,25 @@ final class StatusRoutes {
   private StatusRoutes() {}
 
   static void mount(RouteTable routes, NodeContext node) {
-    routes.get("/api/v1/resources/overview", ctx -> QueueRoutes.passthrough(ctx, node, "overview failed: ",
+    routes.get("/api/v1/resources/overview", ctx -> QueueRoutes.readThrough(ctx, node, "overview failed: ",
         Report.RESOURCES_OVERVIEW, Tenancy.of(ctx)));
-    routes.get("/api/v1/resources/namespaces", ctx -> QueueRoutes.passthrough(ctx, node, "namespaces failed: ",
+    routes.get("/api/v1/resources/namespaces", ctx -> QueueRoutes.readThrough(ctx, node, "namespaces failed: ",
         Report.RESOURCES_NAMESPACES, Tenancy.of(ctx)));
-    routes.get("/api/v1/resources/tasks", ctx -> QueueRoutes.passthrough(ctx, node, "tasks failed: ",
+    routes.get("/api/v1/resources/tasks", ctx -> QueueRoutes.readThrough(ctx, node, "tasks failed: ",
         Report.RESOURCES_TASKS, Tenancy.of(ctx)));
 
     // Declared before /:group so "lagging" is never taken for a group name.
-    routes.get("/api/v1/consumer-groups/lagging", ctx -> QueueRoutes.passthrough(ctx, node, "lagging failed: ",
+    routes.get("/api/v1/consumer-groups/lagging", ctx -> QueueRoutes.readThrough(ctx, node, "lagging failed: ",
         Report.CONSUMER_GROUPS_LAGGING, Tenancy.of(ctx), qlong(ctx, "minLagSeconds", 3600)));
-    routes.get("/api/v1/consumer-groups/:group", ctx -> QueueRoutes.passthrough(ctx, node, "consumer groups failed: ",
+    routes.get("/api/v1/consumer-groups/:group", ctx -> QueueRoutes.readThrough(ctx, node, "consumer groups failed: ",
         Report.CONSUMER_GROUP, Tenancy.of(ctx), ctx.pathParam("group")));
 
-    routes.get("/api/v1/status", ctx -> QueueRoutes.passthrough(ctx, node, "status failed: ", Report.STATUS,
+    routes.get("/api/v1/status", ctx -> QueueRoutes.readThrough(ctx, node, "status failed: ", Report.STATUS,
         Tenancy.of(ctx), param(ctx, "queue"), namespace(ctx), param(ctx, "task")));
-    routes.get("/api/v1/status/queues", ctx -> QueueRoutes.passthrough(ctx, node, "status queues failed: ",
+    routes.get("/api/v1/status/queues", ctx -> QueueRoutes.readThrough(ctx, node, "status queues failed: ",
         Report.STATUS_QUEUES, Tenancy.of(ctx), param(ctx, "queue"), namespace(ctx), param(ctx, "task"), qint(ctx,
         "limit", 100), qint(ctx, "offset", 0)));
-    routes.get("/api/v1/status/queues/:queue", ctx -> QueueRoutes.passthrough(ctx, node, "queue detail failed: ",
+    routes.get("/api/v1/status/queues/:queue", ctx -> QueueRoutes.readThrough(ctx, node, "queue detail failed: ",
         Report.STATUS_QUEUE, Tenancy.of(ctx), ctx.pathParam("queue")));
   }
 

@@ -23,6 +23,8 @@ public final class ErrorContract {
   private static final CharSequence JSON_TYPE = io.vertx.core.http.HttpHeaders.createOptimized(JSON);
   private static final Buffer NO_SUCH_ROUTE =
       new JsonObject().put("error", "Not Found").put("code", "no_such_route").toBuffer();
+  /** Seconds a client waits before retrying a request refused during a failover (about one check of the servers). */
+  static final String RETRY_AFTER_S = "2";
   private static final String TOO_LARGE = "Failed to buffer the request body: length limit exceeded";
 
   private ErrorContract() {}
@@ -60,6 +62,7 @@ public final class ErrorContract {
     if (f instanceof AuthRefused r) f = ApiError.of(r.status(), r.getMessage());
     var resp = ctx.response();
     if (resp.ended() || resp.closed()) return;
+    if (duringFailover(ctx, f)) return;
     if (f instanceof ApiError e) {
       if (e.status() >= 500) logServerError(ctx, e.status(), e.getMessage(), e.getCause());
       if (e.status() == 204) {
@@ -91,6 +94,33 @@ public final class ErrorContract {
     int code = ctx.statusCode() > 0 ? ctx.statusCode() : 500;
     if (code >= 500) logServerError(ctx, code, f == null ? httpReason(code) : ApiError.describe(f), f);
     send(ctx, code, ApiError.of(code, f == null ? httpReason(code) : ApiError.describe(f)).body());
+  }
+
+  /**
+   * A server error while the node's PostgreSQL is in a failover window (no server takes writes, or the one in use
+   * just failed a call and is being checked, {@link io.queenvertx.db.PgServers#degraded}) is answered 503 with
+   * {@code Retry-After}: the request can be retried once a primary is back. Sent here, with a WARN line, when so.
+   */
+  private static boolean duringFailover(RoutingContext ctx, Throwable f) {
+    int status = f instanceof ApiError e ? e.status()
+        : f instanceof io.vertx.ext.web.handler.HttpException h ? h.getStatusCode()
+        : ctx.statusCode() > 0 ? ctx.statusCode() : 500;
+    return status >= 500 && status != 503 && unavailable(ctx, ApiError.describe(f));
+  }
+
+  /**
+   * Answers 503 with {@code Retry-After} and {@code {"error":"database unavailable (PostgreSQL failover), retry later:
+   * <cause>"}} when the node's PostgreSQL is in a failover window; false (nothing sent) otherwise. For the routes
+   * whose contract answers a database failure with 200 and per-item errors (acks), which call it when every item
+   * failed.
+   */
+  public static boolean unavailable(RoutingContext ctx, String cause) {
+    if (!io.queenvertx.db.PgServers.degraded(ctx.vertx())) return false;
+    log.warn("{} {} 503 during a PostgreSQL failover: {} request_id={}", ctx.request().method(),
+        RequestIds.loggable(ctx.request().path()), cause, RequestIds.of(ctx));
+    ctx.response().setStatusCode(503).putHeader("Retry-After", RETRY_AFTER_S).putHeader(CONTENT_TYPE, JSON_TYPE)
+        .end(ApiError.of(503, "database unavailable (PostgreSQL failover), retry later: " + cause).body());
+    return true;
   }
 
   /**
