@@ -98,6 +98,8 @@ public final class Node implements AutoCloseable {
       servers = PoolFactory.create(vertx, effective, db);
       servers.register(vertx);
       var database = new Database(vertx, servers, effective.pop().maxBytes());
+      BrokerMetrics nodeMetrics = metrics;
+      var nodeConfig = effective;
       Optional<EnvelopeCipher> cipher = cipherOf(effective);
       OwnershipGate gate = effective.security().tenancyHeader()
           ? new CachedOwnershipGate(database.queues(), vertx.sharedData().getAsyncMap(CachedOwnershipGate.MAP))
@@ -129,19 +131,22 @@ public final class Node implements AutoCloseable {
           new DeploymentOptions(worker).setInstances(2))));
       // On an event loop: its SQL round trips then complete without a thread hand-off (large packing, encryption and
       // every spool file access go to the worker pool, see log/Offload).
-      ids.add(await(vertx.deployVerticle(new LogWriterVerticle(ctx, cipher))));
+      ids.add(await(vertx.deployVerticle(new LogWriterVerticle(effective, database, flags, metrics, cipher))));
       // One consumer per event loop (consecutive contexts take consecutive loops), so the HTTP routes of every loop
       // find one on their own thread (ConsumerInbox).
-      ids.add(await(vertx.deployVerticle(() -> new ConsumerVerticle(ctx, frameDecoder),
+      ids.add(await(vertx.deployVerticle(() -> new ConsumerVerticle(nodeConfig, database, nodeMetrics, frameDecoder),
           new DeploymentOptions().setInstances(effective.http().eventLoops()))));
-      ids.add(await(vertx.deployVerticle(new DlqMoverVerticle(ctx, cipher), new DeploymentOptions(worker))));
+      ids.add(await(vertx.deployVerticle(new DlqMoverVerticle(effective, database, metrics, cipher),
+          new DeploymentOptions(worker))));
       ids.add(await(vertx.deployVerticle(new RetentionVerticle(effective, database.maintenance()))));
-      ids.add(await(vertx.deployVerticle(new io.queenvertx.dlq.RedriveVerticle(ctx, effective.maintenance().redriveStaleMs()))));
-      ids.add(await(vertx.deployVerticle(new io.queenvertx.webhook.DeliveryVerticle(ctx))));
+      ids.add(await(vertx.deployVerticle(new io.queenvertx.dlq.RedriveVerticle(effective, database, flags, cipher,
+          metrics, effective.maintenance().redriveStaleMs()))));
+      ids.add(await(vertx.deployVerticle(new io.queenvertx.webhook.DeliveryVerticle(database))));
       var auth = new io.queenvertx.auth.AuthHandler(effective.jwt(),
           io.queenvertx.auth.AuthHandler.verifier(vertx, effective.jwt()));
       ids.add(await(vertx.deployVerticle(new io.queenvertx.http.routes.EventBusApiVerticle(ctx, auth))));
-      ids.add(await(vertx.deployVerticle(new io.queenvertx.stats.StatsFlusher(ctx), new DeploymentOptions(worker))));
+      ids.add(await(vertx.deployVerticle(new io.queenvertx.stats.StatsFlusher(effective, database, metrics),
+          new DeploymentOptions(worker))));
       // last: the network is served only once every verticle it talks to is listening
       port.close();
       try {

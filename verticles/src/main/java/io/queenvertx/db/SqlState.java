@@ -51,6 +51,11 @@ public enum SqlState {
   ADMIN_SHUTDOWN("57P01"),
   CRASH_SHUTDOWN("57P02"),
   CANNOT_CONNECT_NOW("57P03"),
+  /** database_dropped, idle_session_timeout: the rest of class 57P, operator intervention. */
+  DATABASE_DROPPED("57P04"),
+  IDLE_SESSION_TIMEOUT("57P05"),
+  /** serialization_failure (on a replica: a recovery conflict). */
+  SERIALIZATION_FAILURE("40001"),
   /** Any other code of class 08 (connection_exception). */
   CONNECTION_EXCEPTION("08"),
   /** Any other code of class 22 (data_exception). */
@@ -124,6 +129,25 @@ public enum SqlState {
       if (e.getCause() == e) break;
     }
     return null;
+  }
+
+  /**
+   * Whether the database refused the data itself, so that a retry can never succeed: a data exception (class 22), a
+   * constraint violation (23), a program limit such as an over-long index row (54), or the push function's own
+   * refusal of a malformed segment (QV102). Anything else, unreachable, closed, busy, out of resources, serialization
+   * failures, unknown errors, is transient (the spool's drain sets the first kind aside and retries the second).
+   */
+  public static boolean refusesData(Throwable t) {
+    SqlState state = of(t);
+    return switch (state.sqlClass()) {
+      case "22", "23", "54" -> true;
+      default -> state == PUSH_BAD_SEGMENT;
+    };
+  }
+
+  /** {@code SQLSTATE <code>: <text>} for a PostgreSQL error, else the failure as a string (log lines). */
+  public static String describe(Throwable t) {
+    return of(t) != NONE ? "SQLSTATE " + codeOf(t) + ": " + errorText(t) : String.valueOf(t);
   }
 
   /** Whether {@code t} is a PostgreSQL error of this code. */

@@ -1,10 +1,12 @@
 package io.queenvertx.dlq;
 
+import io.queenvertx.metrics.BrokerMetrics;
+import io.queenvertx.db.Database;
+import io.queenvertx.kernel.Config;
 import io.queenvertx.db.DlqProcedures;
 import io.queenvertx.db.DlqProcedures.DeadLetter;
 import io.queenvertx.db.PushProcedures;
 import io.queenvertx.db.SqlState;
-import io.queenvertx.node.NodeContext;
 import io.queenvertx.bus.Addresses;
 import io.queenvertx.bus.DlqMoveCommand;
 import io.queenvertx.bus.LocalCodec;
@@ -33,16 +35,20 @@ public final class DlqMoverVerticle extends VerticleBase {
   static final String GONE_ID = "No dead-letter row with this id \u2014 it was already replayed or purged";
   static final String GONE_ADDRESS = "No dead-letter row for this address. Only dead-lettered messages can be replayed";
 
-  private final NodeContext node;
+  private final Config config;
+  private final Database db;
+  private final BrokerMetrics metrics;
   private final Optional<EnvelopeCipher> cipher;
   private final DlqProcedures dlq;
   private final PushProcedures pushes;
 
-  public DlqMoverVerticle(NodeContext node, Optional<EnvelopeCipher> cipher) {
-    this.node = node;
+  public DlqMoverVerticle(Config config, Database db, BrokerMetrics metrics, Optional<EnvelopeCipher> cipher) {
+    this.config = config;
+    this.db = db;
+    this.metrics = metrics;
     this.cipher = cipher;
-    this.dlq = node.db().dlq();
-    this.pushes = node.db().pushes();
+    this.dlq = db.dlq();
+    this.pushes = db.pushes();
   }
 
   @Override
@@ -88,7 +94,7 @@ public final class DlqMoverVerticle extends VerticleBase {
       String txn = "dlq:" + id;
       UUID newId = UuidV7.next();
       byte[] blob = Segment.pack(java.util.List.of(new Frame(newId, txn, null, null, p, encrypted)),
-          node.config().engine().zstdLevel());
+          config.engine().zstdLevel());
       return dlq.move(c.tenant(), id, queue, partition, TxnHash.of(txn), blob)
           .map(r -> verdict(c, row, r, newId, txn, queue, partition))
           .otherwise(DlqMoverVerticle::moveFailed);
@@ -100,7 +106,7 @@ public final class DlqMoverVerticle extends VerticleBase {
     String result = r.getString("result");
     if ("gone".equals(result)) return gone(c);
     boolean moved = "moved".equals(result);
-    if (moved) node.metrics().replayed.increment();
+    if (moved) metrics.replayed.increment();
     vertx.eventBus().publish(Addresses.LANDED, new JsonObject()
         .put("tenant", c.tenant().toString()).put("queue", r.getString("queue", queue))
         .put("partition", r.getString("partition", partition))

@@ -1,8 +1,11 @@
 package io.queenvertx.dlq;
 
+import java.util.Optional;
+import io.queenvertx.metrics.BrokerMetrics;
+import io.queenvertx.db.Database;
+import io.queenvertx.kernel.Config;
 import io.queenvertx.db.DlqProcedures.DeadLetter;
 import io.queenvertx.db.Transaction;
-import io.queenvertx.node.NodeContext;
 import io.queenvertx.bus.Addresses;
 import io.queenvertx.codec.EnvelopeCipher;
 import io.queenvertx.codec.Frame;
@@ -52,11 +55,17 @@ final class RedriveChunk {
 
   private record Landing(String queue, String partition, String partitionId, long lastOffset) {}
 
-  private final NodeContext node;
+  private final Config config;
+  private final Database db;
+  private final Optional<EnvelopeCipher> cipher;
+  private final BrokerMetrics metrics;
   private final Vertx vertx;
 
-  RedriveChunk(NodeContext node, Vertx vertx) {
-    this.node = node;
+  RedriveChunk(Config config, Database db, Optional<EnvelopeCipher> cipher, BrokerMetrics metrics, Vertx vertx) {
+    this.config = config;
+    this.db = db;
+    this.cipher = cipher;
+    this.metrics = metrics;
     this.vertx = vertx;
   }
 
@@ -64,7 +73,7 @@ final class RedriveChunk {
   Future<Outcome> move(UUID task, String owner, UUID tenant, String destQueue, String destPartition, int limit) {
     List<Landing> landed = new ArrayList<>();
     Map<String, Future<Boolean>> encrypted = new java.util.HashMap<>();
-    return node.db().transaction(tx -> tx.dlq().redriveRows(task, owner, limit)
+    return db.transaction(tx -> tx.dlq().redriveRows(task, owner, limit)
             .compose(rows -> {
               if (rows.isEmpty()) return Future.succeededFuture(new Outcome(Kind.DONE, 0));
               Map<List<String>, List<Source>> byDest = new LinkedHashMap<>();
@@ -97,7 +106,7 @@ final class RedriveChunk {
             }))
         .onSuccess(o -> {
           if (o.kind() != Kind.MOVED) return;
-          node.metrics().replayed.increment(o.moved());
+          metrics.replayed.increment(o.moved());
           for (Landing l : landed) {
             vertx.eventBus().publish(Addresses.LANDED, new JsonObject()
                 .put("tenant", tenant.toString()).put("queue", l.queue()).put("partition", l.partition())
@@ -130,7 +139,7 @@ final class RedriveChunk {
    * destination; without a key a sealed snapshot moves sealed and flagged (the DLQ mover's rules).
    */
   private byte[][] pack(List<Source> rows, boolean destinationEncrypted) {
-    var cipher = node.cipher();
+    var cipher = this.cipher;
     List<Frame> frames = new ArrayList<>(rows.size());
     ByteArrayOutputStream hashes = new ByteArrayOutputStream(16 * rows.size());
     for (Source s : rows) {
@@ -148,6 +157,6 @@ final class RedriveChunk {
       frames.add(new Frame(UuidV7.next(), txn, null, null, p, encrypted));
       hashes.writeBytes(TxnHash.of(txn));
     }
-    return new byte[][] {hashes.toByteArray(), Segment.pack(frames, node.config().engine().zstdLevel())};
+    return new byte[][] {hashes.toByteArray(), Segment.pack(frames, config.engine().zstdLevel())};
   }
 }

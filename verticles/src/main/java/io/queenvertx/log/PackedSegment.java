@@ -72,7 +72,7 @@ final class PackedSegment {
   /** Packs each segment's frames into its zstd blob; returns {@code bundle}. */
   static List<PackedSegment> compress(List<PackedSegment> bundle, int zstdLevel) {
     for (PackedSegment s : bundle) {
-      // a frame may have been replaced by its encrypted copy since the segment was made (the QCRYPT retry)
+      // a frame may have been replaced by its encrypted copy since the segment was made (the retry after QV103)
       if (!s.slots.isEmpty()) for (int i = 0; i < s.slots.size(); i++) s.frames.set(i, s.slots.get(i).frame);
       s.blob = Segment.pack(s.frames, zstdLevel);
     }

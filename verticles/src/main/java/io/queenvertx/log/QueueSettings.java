@@ -10,7 +10,7 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * Per (tenant, queue) encryption flag, read once and cached until the queue is configured or deleted (the
  * {@code queue.changed} announcement invalidates it on every clustered node) or until a push write is refused with
- * {@code QCRYPT}. A queue that does not exist yet is not encrypted.
+ * QV103. A queue that does not exist yet is not encrypted.
  *
  * <p>The cache is an optimisation, never the guarantee: the push transaction checks each segment against the flag it
  * reads itself ({@code queen.log_push_multi}), which covers nodes that are not clustered and announcements that

@@ -1,7 +1,7 @@
 package io.queenvertx.webhook;
 
+import io.queenvertx.db.Database;
 import io.queenvertx.db.WebhookStore;
-import io.queenvertx.node.NodeContext;
 import io.queenvertx.bus.AckCommand;
 import io.queenvertx.bus.AckItem;
 import io.queenvertx.bus.Addresses;
@@ -105,8 +105,8 @@ public final class DeliveryVerticle extends VerticleBase {
   private final WebhookStore store;
   private final Map<UUID, Endpoint> endpoints = new HashMap<>();
 
-  public DeliveryVerticle(NodeContext node) {
-    this.store = node.db().webhooks();
+  public DeliveryVerticle(Database db) {
+    this.store = db.webhooks();
   }
 
   @Override
