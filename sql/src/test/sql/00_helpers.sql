@@ -75,3 +75,34 @@ LANGUAGE sql AS $$
                                                                  'baseOffset', r.base_offset, 'dups', r.dups))
                             ORDER BY r.idx), '[]'::jsonb)
   FROM queen.log_push_multi(t, q, p, c, h, b, NULL, NULL, NULL, NULL) r $$;
+
+-- The message of the error `sql` raises, which must carry SQLSTATE `state`.
+CREATE OR REPLACE FUNCTION qt.raises(sql text, state text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE got text; msg text;
+BEGIN
+  BEGIN
+    EXECUTE sql;
+  EXCEPTION WHEN OTHERS THEN
+    GET STACKED DIAGNOSTICS got = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
+    IF got <> state THEN RAISE EXCEPTION 'ASSERT FAILED: % raised % (%), want %', sql, got, msg, state; END IF;
+    RETURN msg;
+  END;
+  RAISE EXCEPTION 'ASSERT FAILED: % raised nothing, want %', sql, state;
+END $$;
+
+-- A connection string to this database, for a second session through dblink.
+CREATE OR REPLACE FUNCTION qt.connstr() RETURNS text LANGUAGE sql AS $$
+  SELECT format('dbname=%s port=%s user=%s host=%s', current_database(), current_setting('port'), current_user,
+                COALESCE(host(inet_server_addr()), split_part(current_setting('unix_socket_directories'), ',', 1))) $$;
+
+-- True when a second session can be driven through dblink (the extension is created on first use); false, with a
+-- notice naming what is skipped, where the extension is not installed.
+CREATE OR REPLACE FUNCTION qt.dblink(what text) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'dblink') THEN
+    RAISE NOTICE 'dblink not available: % skipped', what;
+    RETURN false;
+  END IF;
+  CREATE EXTENSION IF NOT EXISTS dblink;
+  RETURN true;
+END $$;

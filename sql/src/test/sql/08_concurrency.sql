@@ -9,10 +9,6 @@ BEGIN
   END IF;
 END $$;
 
-CREATE OR REPLACE FUNCTION qt.connstr() RETURNS text LANGUAGE sql AS $$
-  SELECT format('dbname=%s port=%s user=%s host=%s', current_database(), current_setting('port'), current_user,
-                COALESCE(host(inet_server_addr()), split_part(current_setting('unix_socket_directories'), ',', 1))) $$;
-
 DO $$
 DECLARE r jsonb; t0 timestamptz;
 BEGIN

@@ -84,7 +84,7 @@ class ArchitectureTest {
   static final Set<String> PROCEDURE_TABLES = Set.of("queues", "log_partitions", "log_segments", "log_txns",
       "log_consumers", "log_dlq", "consumer_groups_metadata", "consumer_watermarks", "retention_history",
       "maintenance_leases", "stats_node_minute", "stats_queue_minute", "stats_node_totals", "message_traces",
-      "message_trace_names");
+      "message_trace_names", "kv_entries", "kv_lock_fences", "timers");
 
   /** Tables owned by one Java store class -> that class (path below io/queenvertx, no ".java"). */
   static final Map<String, String> JAVA_OWNERS = Map.of(
