@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -403,18 +404,15 @@ class ArchitectureTest {
   static List<String> sqlProblems(String cls, String source) {
     List<String> out = new ArrayList<>();
     String code = source.replaceAll("(?s)/\\*.*?\\*/", "").replaceAll("(?m)//.*$", "");
-    Matcher m = SQL_CLIENT.matcher(code);
-    while (m.find()) out.add(cls + ": " + m.group() + " outside the database layer: call a procedure facade");
-    Matcher t = SQL_TEXT.matcher(code);
-    while (t.find()) out.add(cls + ": SQL text " + t.group() + " outside the database layer");
+    find(SQL_CLIENT, code, out, g -> cls + ": " + g + " outside the database layer: call a procedure facade");
+    find(SQL_TEXT, code, out, g -> cls + ": SQL text " + g + " outside the database layer");
     return out;
   }
 
   static List<String> messageProblems(String file, String source) {
     List<String> out = new ArrayList<>();
     String code = source.replaceAll("(?s)/\\*.*?\\*/", "").replaceAll("(?m)^\\s*//.*$", "");
-    Matcher m = MESSAGE_TEST.matcher(code);
-    while (m.find()) out.add(file + ": " + m.group() + " tells an error by its text: use its type or SqlState");
+    find(MESSAGE_TEST, code, out, g -> file + ": " + g + TELLS_BY_TEXT);
     if (!file.equals("SqlState.java") && code.contains("getSqlState(")) {
       out.add(file + ": reads a raw SQLSTATE: map it in db.SqlState, the one enum of codes");
     }
@@ -427,9 +425,16 @@ class ArchitectureTest {
 
   static List<String> testMessageProblems(String file, String source) {
     List<String> out = new ArrayList<>();
-    Matcher m = TEST_MESSAGE_TEST.matcher(stripped(source));
-    while (m.find()) out.add(file + ": " + m.group() + " tells an error by its text: use its type or SqlState");
+    find(TEST_MESSAGE_TEST, stripped(source), out, g -> file + ": " + g + TELLS_BY_TEXT);
     return out;
+  }
+
+  private static final String TELLS_BY_TEXT = " tells an error by its text: use its type or SqlState";
+
+  /** Adds the problem {@code problem} makes of each match of {@code pattern} in {@code code}. */
+  private static void find(Pattern pattern, String code, List<String> out, Function<String, String> problem) {
+    Matcher m = pattern.matcher(code);
+    while (m.find()) out.add(problem.apply(m.group()));
   }
 
   /** The source without comments, and with every string literal, character literal and text block emptied. */
