@@ -93,14 +93,14 @@ BEGIN
         SELECT q.id INTO v_qid FROM queen.queues q WHERE q.tenant_id = p_tenant AND q.name = p_queue;
     END IF;
     IF v_qid IS NULL THEN
-        RAISE EXCEPTION 'QPUSH unknown queue/partition: %/%', p_queue, p_partition;
+        RAISE EXCEPTION 'QPUSH unknown queue/partition: %/%', p_queue, p_partition USING ERRCODE = 'QV101';
     END IF;
 
     INSERT INTO queen.log_partitions (queue_id, name) VALUES (v_qid, p_partition)
     ON CONFLICT (queue_id, name) DO NOTHING;
     SELECT p.id INTO v_pid FROM queen.log_partitions p WHERE p.queue_id = v_qid AND p.name = p_partition;
     IF v_pid IS NULL THEN
-        RAISE EXCEPTION 'QPUSH unknown queue/partition: %/%', p_queue, p_partition;
+        RAISE EXCEPTION 'QPUSH unknown queue/partition: %/%', p_queue, p_partition USING ERRCODE = 'QV101';
     END IF;
     RETURN v_pid;
 END;

@@ -70,10 +70,10 @@ DECLARE
     v_pid uuid;
 BEGIN
     IF p_count IS NULL OR p_count < 1 OR p_hashes IS NULL OR octet_length(p_hashes) <> 16 * p_count THEN
-        RAISE EXCEPTION 'QPUSH bad segment: count=% hashes=% bytes', p_count, octet_length(p_hashes);
+        RAISE EXCEPTION 'QPUSH bad segment: count=% hashes=% bytes', p_count, octet_length(p_hashes) USING ERRCODE = 'QV102';
     END IF;
     IF p_queue IS NULL OR p_blob IS NULL THEN
-        RAISE EXCEPTION 'QPUSH bad segment: queue and blob are required';
+        RAISE EXCEPTION 'QPUSH bad segment: queue and blob are required' USING ERRCODE = 'QV102';
     END IF;
     v_pid := queen._log_ensure_partition(COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001'),
                                          p_queue, COALESCE(p_partition, 'Default'));
@@ -105,7 +105,7 @@ BEGIN
     WHERE p.id = p_pid
     FOR NO KEY UPDATE OF p;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'QPUSH unknown queue/partition: %', p_pid;
+        RAISE EXCEPTION 'QPUSH unknown queue/partition: %', p_pid USING ERRCODE = 'QV101';
     END IF;
     -- Stamped under the partition lock: created_at only grows in offset order within a partition.
     v_now := clock_timestamp();
@@ -173,7 +173,7 @@ BEGIN
     JOIN queen.queues q ON q.tenant_id = u.t AND q.name = u.q
     WHERE q.encryption_enabled;
     IF v_bad IS NOT NULL THEN
-        RAISE EXCEPTION 'QCRYPT plaintext frames for encrypted queue(s): %', v_bad;
+        RAISE EXCEPTION 'QCRYPT plaintext frames for encrypted queue(s): %', v_bad USING ERRCODE = 'QV103';
     END IF;
 END;
 $$;
@@ -242,7 +242,7 @@ DECLARE
     v_r       jsonb;
 BEGIN
     IF p_encrypted IS NOT NULL AND cardinality(p_encrypted) <> v_n THEN
-        RAISE EXCEPTION 'QMULTI misaligned arrays: queues=% encrypted=%', v_n, cardinality(p_encrypted);
+        RAISE EXCEPTION 'QMULTI misaligned arrays: queues=% encrypted=%', v_n, cardinality(p_encrypted) USING ERRCODE = 'QV104';
     END IF;
     IF COALESCE(cardinality(p_tenants), 0) <> v_n
        OR COALESCE(cardinality(p_partitions), 0) <> v_n
@@ -257,7 +257,7 @@ BEGIN
         PERFORM queen._log_check_encryption(p_tenants, p_queues, p_encrypted);
         RAISE EXCEPTION 'QMULTI misaligned arrays: tenants=% queues=% partitions=% counts=% hashes=% blobs=%',
             COALESCE(cardinality(p_tenants), 0), v_n, COALESCE(cardinality(p_partitions), 0),
-            COALESCE(cardinality(p_counts), 0), COALESCE(cardinality(p_hashes), 0), COALESCE(cardinality(p_blobs), 0);
+            COALESCE(cardinality(p_counts), 0), COALESCE(cardinality(p_hashes), 0), COALESCE(cardinality(p_blobs), 0) USING ERRCODE = 'QV104';
     END IF;
     IF v_n = 0 THEN
         RETURN;
@@ -300,7 +300,7 @@ BEGIN
         LEFT JOIN LATERAL queen._log_partition_lookup(u.t, u.qn, u.pn, u.pid) r ON true;
         IF array_position(v_pids, NULL) IS NOT NULL THEN
             RAISE EXCEPTION 'QMULTI unresolved segment % (queue/partition missing after provisioning)',
-                array_position(v_pids, NULL) - 1;
+                array_position(v_pids, NULL) - 1 USING ERRCODE = 'QV106';
         END IF;
     END IF;
 
@@ -345,7 +345,7 @@ BEGIN
         -- Each queue once, by name (a queue never changes its name, and a queue whose partitions this transaction has
         -- locked cannot be deleted before it ends).
         RAISE EXCEPTION 'QCRYPT plaintext frames for encrypted queue(s): %',
-            (SELECT string_agg(q.name, ', ' ORDER BY q.name) FROM queen.queues q WHERE q.id = ANY (v_crypt));
+            (SELECT string_agg(q.name, ', ' ORDER BY q.name) FROM queen.queues q WHERE q.id = ANY (v_crypt)) USING ERRCODE = 'QV103';
     END IF;
     IF v_bad IS NOT NULL OR v_gone > 0 THEN
         -- A malformed element, or a hint whose partition is gone: the check by name (which also sees elements left
@@ -354,13 +354,13 @@ BEGIN
     END IF;
     IF v_bad IS NOT NULL THEN
         IF p_queues[v_bad] IS NULL OR p_blobs[v_bad] IS NULL THEN
-            RAISE EXCEPTION 'QMULTI element % has no queue or no blob', v_bad - 1;
+            RAISE EXCEPTION 'QMULTI element % has no queue or no blob', v_bad - 1 USING ERRCODE = 'QV105';
         END IF;
         RAISE EXCEPTION 'QPUSH bad segment: element % count=% hashes=% bytes',
-            v_bad - 1, p_counts[v_bad], octet_length(p_hashes[v_bad]);
+            v_bad - 1, p_counts[v_bad], octet_length(p_hashes[v_bad]) USING ERRCODE = 'QV102';
     END IF;
     IF v_gone > 0 THEN
-        RAISE EXCEPTION 'QSTALE % of % partitions of this bundle no longer exist', v_gone, v_wanted;
+        RAISE EXCEPTION 'QSTALE % of % partitions of this bundle no longer exist', v_gone, v_wanted USING ERRCODE = 'QV107';
     END IF;
 
     IF v_fast THEN

@@ -199,13 +199,13 @@ BEGIN
     v_cap := CASE WHEN v_maxp >= 128 THEN 512 ELSE LEAST(GREATEST(v_maxp * 4, 64), 512) END;
 
     -- The pop's own subscription intent. Queue mode is always 'all'. 'timestamp' without a time degrades to 'new'.
+    -- The broker sends 'all', 'new' or 'timestamp': the wire's spellings (new-only, subscriptionFrom=now, ...) are
+    -- read by its HTTP edge alone (PopRoutes.normaliseMode), and anything else is 'all' here.
     IF v_group = '__QUEUE_MODE__' THEN
         v_mode := 'all';
     ELSE
-        v_mode := lower(COALESCE(p_sub_mode, 'all'));
-        IF v_mode IN ('new-only', 'new_only', 'newonly', 'now') THEN
-            v_mode := 'new';
-        ELSIF v_mode NOT IN ('all', 'new', 'timestamp') THEN
+        v_mode := COALESCE(p_sub_mode, 'all');
+        IF v_mode NOT IN ('all', 'new', 'timestamp') THEN
             v_mode := 'all';
         END IF;
         IF v_mode = 'timestamp' AND p_sub_from IS NULL THEN

@@ -83,7 +83,7 @@ DECLARE
     v_max_eff     bigint;
 BEGIN
     IF p_statuses IS NOT NULL AND cardinality(p_statuses) <> v_n THEN
-        RAISE EXCEPTION 'QACK misaligned arrays: % hashes, % statuses', v_n, cardinality(p_statuses);
+        RAISE EXCEPTION 'QACK misaligned arrays: % hashes, % statuses', v_n, cardinality(p_statuses) USING ERRCODE = 'QV301';
     END IF;
 
     -- The ownership gate and the only lock the ack path takes, in one statement: the group's cursor row on a partition
@@ -334,7 +334,7 @@ DECLARE
 BEGIN
     IF COALESCE(cardinality(p_tenants), 0) <> v_n OR COALESCE(cardinality(p_groups), 0) <> v_n
        OR COALESCE(cardinality(p_workers), 0) <> v_n OR COALESCE(cardinality(p_counts), 0) <> v_n THEN
-        RAISE EXCEPTION 'QACK misaligned group arrays';
+        RAISE EXCEPTION 'QACK misaligned group arrays' USING ERRCODE = 'QV301';
     END IF;
     FOR v_i IN 1 .. v_n LOOP
         v_hi := v_lo + p_counts[v_i] - 1;
@@ -373,7 +373,7 @@ BEGIN
     IF v_n = 0 OR COALESCE(cardinality(p_mids), 0) <> v_n OR COALESCE(cardinality(p_txns), 0) <> v_n
        OR COALESCE(cardinality(p_payloads), 0) <> v_n OR COALESCE(cardinality(p_errors), 0) <> v_n
        OR COALESCE(cardinality(p_retry_counts), 0) <> v_n THEN
-        RAISE EXCEPTION 'QDLQ misaligned arrays: % offsets', v_n;
+        RAISE EXCEPTION 'QDLQ misaligned arrays: % offsets', v_n USING ERRCODE = 'QV601';
     END IF;
     v_c := queen._log_lock_cursor(p_pid, v_group);
     IF v_c.partition_id IS NULL THEN

@@ -51,13 +51,13 @@ DECLARE
     v_n       integer;
 BEGIN
     IF p_queue IS NULL THEN
-        RAISE EXCEPTION 'QCONF queue is required';
+        RAISE EXCEPTION 'QCONF queue is required' USING ERRCODE = 'QV401';
     END IF;
     IF v_mode NOT IN ('merge', 'replace') THEN
-        RAISE EXCEPTION 'QCONF mode must be "merge" or "replace", got %', v_mode;
+        RAISE EXCEPTION 'QCONF mode must be "merge" or "replace", got %', v_mode USING ERRCODE = 'QV401';
     END IF;
     IF jsonb_typeof(v_o) <> 'object' THEN
-        RAISE EXCEPTION 'QCONF options must be an object';
+        RAISE EXCEPTION 'QCONF options must be an object' USING ERRCODE = 'QV401';
     END IF;
 
     SELECT * INTO v_q FROM queen.queues q WHERE q.tenant_id = v_tenant AND q.name = p_queue FOR NO KEY UPDATE;

@@ -196,13 +196,13 @@ DECLARE
     v_result text;
 BEGIN
     IF p_hashes IS NULL OR octet_length(p_hashes) <> 16 THEN
-        RAISE EXCEPTION 'QMOVE bad segment: % hash bytes (want 16)', COALESCE(octet_length(p_hashes), 0);
+        RAISE EXCEPTION 'QMOVE bad segment: % hash bytes (want 16)', COALESCE(octet_length(p_hashes), 0) USING ERRCODE = 'QV602';
     END IF;
     IF p_blob IS NULL THEN
-        RAISE EXCEPTION 'QMOVE bad segment: no blob';
+        RAISE EXCEPTION 'QMOVE bad segment: no blob' USING ERRCODE = 'QV602';
     END IF;
     IF p_queue IS NULL OR p_queue ~ '^\s*$' OR p_partition IS NULL OR p_partition ~ '^\s*$' THEN
-        RAISE EXCEPTION 'QMOVE unnamed destination';
+        RAISE EXCEPTION 'QMOVE unnamed destination' USING ERRCODE = 'QV603';
     END IF;
 
     SELECT d.id, d.partition_id, d.consumer_group, d.message_id, d.transaction_id
@@ -359,17 +359,17 @@ DECLARE
     v_n     integer;
 BEGIN
     IF p_ids IS NULL OR cardinality(p_ids) = 0 THEN
-        RAISE EXCEPTION 'QMOVE bad segment: no rows';
+        RAISE EXCEPTION 'QMOVE bad segment: no rows' USING ERRCODE = 'QV602';
     END IF;
     IF p_queue IS NULL OR p_queue ~ '^\s*$' OR p_partition IS NULL OR p_partition ~ '^\s*$' THEN
-        RAISE EXCEPTION 'QMOVE unnamed destination';
+        RAISE EXCEPTION 'QMOVE unnamed destination' USING ERRCODE = 'QV603';
     END IF;
     v_push := queen.log_push(COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001'), p_queue, p_partition,
                              cardinality(p_ids), p_hashes, p_blob, 9223372036854775807);
     DELETE FROM queen.log_dlq d WHERE d.id = ANY (p_ids);
     GET DIAGNOSTICS v_n = ROW_COUNT;
     IF v_n <> cardinality(p_ids) THEN
-        RAISE EXCEPTION 'QMOVE % of % rows were gone under the lock', cardinality(p_ids) - v_n, cardinality(p_ids);
+        RAISE EXCEPTION 'QMOVE % of % rows were gone under the lock', cardinality(p_ids) - v_n, cardinality(p_ids) USING ERRCODE = 'QV604';
     END IF;
     RETURN jsonb_build_object('result', 'moved', 'partitionId', v_push->'partitionId',
                               'baseOffset', (v_push->>'baseOffset')::bigint, 'moved', v_n);

@@ -1,6 +1,6 @@
 package io.queenvertx.auth;
 
-import io.queenvertx.boot.JwtSettings;
+import io.queenvertx.kernel.JwtSettings;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpMethod;

@@ -1,6 +1,6 @@
 package io.queenvertx.auth;
 
-import io.queenvertx.boot.JwtSettings;
+import io.queenvertx.kernel.JwtSettings;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.math.BigInteger;

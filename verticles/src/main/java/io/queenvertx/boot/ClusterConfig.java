@@ -1,5 +1,6 @@
 package io.queenvertx.boot;
 
+import io.queenvertx.kernel.ClusterSettings;
 import com.hazelcast.config.XmlConfigBuilder;
 import java.io.InputStream;
 import java.nio.file.Files;

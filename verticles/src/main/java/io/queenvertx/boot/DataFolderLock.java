@@ -1,5 +1,6 @@
 package io.queenvertx.boot;
 
+import io.queenvertx.kernel.BootException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -80,7 +81,7 @@ final class DataFolderLock implements AutoCloseable {
   }
 
   /** Refuses the folder while a node of an earlier version still holds its PostgreSQL launcher's lock. */
-  private static void probeEarlierNode(Path epgLock) throws IOException {
+  static void probeEarlierNode(Path epgLock) throws IOException {
     if (!Files.exists(epgLock)) return;
     try (FileChannel probe = FileChannel.open(epgLock, StandardOpenOption.WRITE)) {
       FileLock lock;

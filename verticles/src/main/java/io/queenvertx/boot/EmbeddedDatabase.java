@@ -1,5 +1,6 @@
 package io.queenvertx.boot;
 
+import io.queenvertx.kernel.Config;
 import io.zonky.test.db.postgres.embedded.DefaultPostgresBinaryResolver;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import io.zonky.test.db.postgres.embedded.PgBinaryResolver;
@@ -178,9 +179,8 @@ public final class EmbeddedDatabase implements AutoCloseable {
       pg = builder.start();
     } catch (IOException | RuntimeException e) {
       // zonky's own lock on pg/epg-lock taken by another process since DataFolderLock probed it: not our server
-      if (e instanceof IllegalStateException && String.valueOf(e.getMessage()).startsWith("could not lock")) {
-        throw new BootException("data folder " + dataDir + " (QUEEN_DATA_DIR) is in use: " + e.getMessage(), 2);
-      }
+      // (zonky says so with an IllegalStateException; the lock itself, probed again, tells whose it is)
+      if (e instanceof IllegalStateException) DataFolderLock.probeEarlierNode(pgData.resolve("epg-lock"));
       // zonky gives up without stopping a server it did launch (e.g. one that refused the readiness login)
       stopOrphan(pgData);
       if (e instanceof UncheckedIOException u) throw u.getCause();

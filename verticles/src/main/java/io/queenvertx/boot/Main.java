@@ -1,5 +1,8 @@
 package io.queenvertx.boot;
 
+import io.queenvertx.kernel.BootException;
+import io.queenvertx.kernel.Config;
+import io.queenvertx.kernel.ConfigException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -1,5 +1,6 @@
 package io.queenvertx.boot;
 
+import io.queenvertx.kernel.Config;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.util.ArrayList;

@@ -1,10 +1,17 @@
 package io.queenvertx.boot;
 
+import io.queenvertx.node.NodeContext;
+import io.queenvertx.kernel.Config;
+import io.queenvertx.kernel.BootException;
+import io.queenvertx.kernel.ConfigException;
+import io.queenvertx.kernel.MaintenanceFlags;
+import io.queenvertx.db.SystemState;
+import io.queenvertx.db.Database;
 import io.queenvertx.bus.Addresses;
 import io.queenvertx.bus.LocalCodec;
 import io.queenvertx.dlq.DlqMoverVerticle;
 import io.queenvertx.tenancy.CachedOwnershipGate;
-import io.queenvertx.tenancy.OwnershipGate;
+import io.queenvertx.kernel.OwnershipGate;
 import io.queenvertx.codec.EnvelopeCipher;
 import io.queenvertx.consumer.ConsumerVerticle;
 import io.queenvertx.decoder.SegmentCache;
@@ -38,20 +45,20 @@ public final class Node implements AutoCloseable {
   private final Config config;
   private final Optional<EmbeddedDatabase> embedded;
   private final Vertx vertx;
-  private final io.queenvertx.db.PgServers servers;
+  private final Database database;
   private final List<String> deployments;
   private final SegmentCache segmentCache;
   private final OwnershipGate gate;
   private volatile boolean closed;
 
-  private Node(Config config, Optional<EmbeddedDatabase> embedded, Vertx vertx, io.queenvertx.db.PgServers servers,
+  private Node(Config config, Optional<EmbeddedDatabase> embedded, Vertx vertx, Database database,
                List<String> deployments, SegmentCache segmentCache, OwnershipGate gate) {
     this.segmentCache = segmentCache;
     this.gate = gate;
     this.config = config;
     this.embedded = embedded;
     this.vertx = vertx;
-    this.servers = servers;
+    this.database = database;
     this.deployments = deployments;
   }
 
@@ -90,15 +97,17 @@ public final class Node implements AutoCloseable {
       vertx = createVertx(effective, metrics);
       servers = PoolFactory.create(vertx, effective, db);
       servers.register(vertx);
-      Pool pool = servers.primary();
+      var database = new Database(vertx, servers, effective.pop().maxBytes());
+      BrokerMetrics nodeMetrics = metrics;
+      var nodeConfig = effective;
       Optional<EnvelopeCipher> cipher = cipherOf(effective);
       OwnershipGate gate = effective.security().tenancyHeader()
-          ? new CachedOwnershipGate(pool, vertx.sharedData().getAsyncMap(CachedOwnershipGate.MAP))
+          ? new CachedOwnershipGate(database.queues(), vertx.sharedData().getAsyncMap(CachedOwnershipGate.MAP))
           : OwnershipGate.OPEN;
       var flags = new MaintenanceFlags();
-      var ctx = new NodeContext(effective, pool, gate, flags, cipher, metrics, servers);
-      loadFlags(pool, flags);
-      vertx.setPeriodic(effective.maintenance().cacheRefreshIntervalMs(), t -> loadFlags(pool, flags));
+      var ctx = new NodeContext(effective, database, gate, flags, cipher, metrics);
+      loadFlags(database, flags);
+      vertx.setPeriodic(effective.maintenance().cacheRefreshIntervalMs(), t -> loadFlags(database, flags));
       vertx.eventBus().<io.vertx.core.json.JsonObject>consumer(Addresses.MAINTENANCE_CHANGED,
           m -> SystemState.applyAnnouncement(m.body(), flags));
       vertx.eventBus().registerCodec(new LocalCodec());
@@ -118,23 +127,26 @@ public final class Node implements AutoCloseable {
       List<String> ids = new ArrayList<>();
       var worker = new DeploymentOptions().setThreadingModel(ThreadingModel.WORKER);
       var frameDecoder = new io.queenvertx.decoder.FrameDecoder(cache, cipher);
-      ids.add(await(vertx.deployVerticle(() -> new SegmentDecoderVerticle(pool, frameDecoder),
+      ids.add(await(vertx.deployVerticle(() -> new SegmentDecoderVerticle(database.segments(), frameDecoder),
           new DeploymentOptions(worker).setInstances(2))));
       // On an event loop: its SQL round trips then complete without a thread hand-off (large packing, encryption and
       // every spool file access go to the worker pool, see log/Offload).
-      ids.add(await(vertx.deployVerticle(new LogWriterVerticle(ctx, cipher))));
+      ids.add(await(vertx.deployVerticle(new LogWriterVerticle(effective, database, flags, metrics, cipher))));
       // One consumer per event loop (consecutive contexts take consecutive loops), so the HTTP routes of every loop
       // find one on their own thread (ConsumerInbox).
-      ids.add(await(vertx.deployVerticle(() -> new ConsumerVerticle(ctx, frameDecoder),
+      ids.add(await(vertx.deployVerticle(() -> new ConsumerVerticle(nodeConfig, database, nodeMetrics, frameDecoder),
           new DeploymentOptions().setInstances(effective.http().eventLoops()))));
-      ids.add(await(vertx.deployVerticle(new DlqMoverVerticle(ctx, cipher), new DeploymentOptions(worker))));
-      ids.add(await(vertx.deployVerticle(new RetentionVerticle(ctx))));
-      ids.add(await(vertx.deployVerticle(new io.queenvertx.dlq.RedriveVerticle(ctx, effective.maintenance().redriveStaleMs()))));
-      ids.add(await(vertx.deployVerticle(new io.queenvertx.webhook.DeliveryVerticle(ctx))));
+      ids.add(await(vertx.deployVerticle(new DlqMoverVerticle(effective, database, metrics, cipher),
+          new DeploymentOptions(worker))));
+      ids.add(await(vertx.deployVerticle(new RetentionVerticle(effective, database.maintenance()))));
+      ids.add(await(vertx.deployVerticle(new io.queenvertx.dlq.RedriveVerticle(effective, database, flags, cipher,
+          metrics, effective.maintenance().redriveStaleMs()))));
+      ids.add(await(vertx.deployVerticle(new io.queenvertx.webhook.DeliveryVerticle(database))));
       var auth = new io.queenvertx.auth.AuthHandler(effective.jwt(),
           io.queenvertx.auth.AuthHandler.verifier(vertx, effective.jwt()));
-      ids.add(await(vertx.deployVerticle(new io.queenvertx.http.EventBusApiVerticle(ctx, auth))));
-      ids.add(await(vertx.deployVerticle(new io.queenvertx.stats.StatsFlusher(ctx), new DeploymentOptions(worker))));
+      ids.add(await(vertx.deployVerticle(new io.queenvertx.http.routes.EventBusApiVerticle(ctx, auth))));
+      ids.add(await(vertx.deployVerticle(new io.queenvertx.stats.StatsFlusher(effective, database, metrics),
+          new DeploymentOptions(worker))));
       // last: the network is served only once every verticle it talks to is listening
       port.close();
       try {
@@ -148,7 +160,7 @@ public final class Node implements AutoCloseable {
           Config.VERSION, effective.serverId(), effective.http().bindAddress(), effective.http().port(), pg.dataDir(),
           embedded.isPresent() ? "embedded at " + describe(db) : describe(db), membership(effective, vertx),
           vertx.isNativeTransportEnabled() ? "native" : "nio (" + vertx.unavailableNativeTransportCause() + ")");
-      return new Node(effective, embedded, vertx, servers, ids, cache, gate);
+      return new Node(effective, embedded, vertx, database, ids, cache, gate);
     } catch (Exception e) {
       if (servers != null) servers.close();
       if (vertx != null) vertx.close();
@@ -170,11 +182,15 @@ public final class Node implements AutoCloseable {
         + " (seeds " + config.cluster().members() + ")";
   }
 
+  /** Linux's errno of an address in use. */
+  private static final int EADDRINUSE = 98;
+
   /** A listen that failed because another socket holds the address (JDK or native transport wording). */
   static boolean portInUse(Throwable e) {
     for (Throwable t = e; t != null; t = t.getCause()) {
       if (t instanceof java.net.BindException) return true;
-      if (t.getMessage() != null && t.getMessage().contains("Address already in use")) return true;
+      // the native transport's bind(2) failure carries its errno: EADDRINUSE
+      if (t instanceof io.netty.channel.unix.Errors.NativeIoException n && n.expectedErr() == -EADDRINUSE) return true;
     }
     return false;
   }
@@ -231,7 +247,7 @@ public final class Node implements AutoCloseable {
             .setJvmMetricsEnabled(true)
             .setPrometheusOptions(new io.vertx.micrometer.VertxPrometheusOptions().setEnabled(true)));
     // vertx-micrometer's metrics, with the HTTP request and event-bus message meters resolved once (same series)
-    var factory = new io.queenvertx.http.RequestMetersFactory(metrics.registry());
+    var factory = new io.queenvertx.http.server.RequestMetersFactory(metrics.registry());
     var cluster = config.cluster();
     if (!cluster.enabled()) return Vertx.builder().with(options).withMetrics(factory).build();
     options.getEventBusOptions().setHost(cluster.networkInterface().isEmpty() ? "127.0.0.1" : cluster.networkInterface());
@@ -255,8 +271,8 @@ public final class Node implements AutoCloseable {
   }
 
   /** Re-reads the two switches from {@link SystemState} (boot, and the periodic reconcile). */
-  private static void loadFlags(Pool pool, MaintenanceFlags flags) {
-    SystemState.read(pool).onSuccess(s -> s.applyTo(flags));
+  private static void loadFlags(Database db, MaintenanceFlags flags) {
+    db.system().read().onSuccess(s -> s.applyTo(flags));
   }
 
   public OwnershipGate ownershipGate() {
@@ -275,13 +291,19 @@ public final class Node implements AutoCloseable {
     return vertx;
   }
 
+  /** The node's database: its procedure facades and stores (tests reach the fusions through it). */
+  public Database database() {
+    return database;
+  }
+
+  /** The node's PostgreSQL pool (tests that run their own SQL). */
   public Pool pool() {
-    return servers.primary();
+    return database.pool();
   }
 
   /** The node's PostgreSQL servers: the primary pool, the read pool and what the checks found. */
   public io.queenvertx.db.PgServers servers() {
-    return servers;
+    return database.servers();
   }
 
   /** Graceful stop: the HTTP servers drain in-flight requests, then the pool, Vert.x and the embedded database close. */
@@ -295,7 +317,7 @@ public final class Node implements AutoCloseable {
       log.warn("undeploy failed: {}", e.toString());
     }
     try {
-      await(servers.close());
+      await(database.close());
       await(vertx.close());
     } catch (Exception e) {
       log.warn("vert.x did not close cleanly: {}", e.toString());

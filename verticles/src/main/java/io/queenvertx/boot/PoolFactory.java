@@ -1,5 +1,7 @@
 package io.queenvertx.boot;
 
+import io.queenvertx.kernel.Config;
+import io.queenvertx.kernel.PostgresSettings;
 import io.queenvertx.db.PgServers;
 import io.queenvertx.db.PrimaryPool;
 import io.queenvertx.db.ReadPool;

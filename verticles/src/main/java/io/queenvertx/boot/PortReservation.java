@@ -1,5 +1,7 @@
 package io.queenvertx.boot;
 
+import io.queenvertx.kernel.BootException;
+import io.queenvertx.kernel.HttpSettings;
 import java.io.IOException;
 import java.net.BindException;
 import java.net.Inet4Address;

@@ -1,20 +1,19 @@
 package io.queenvertx.consumer;
 
-import io.queenvertx.boot.NodeContext;
+import io.queenvertx.db.AckCall;
+import io.queenvertx.db.AckFusion;
+import io.queenvertx.db.Database;
+import io.queenvertx.metrics.BrokerMetrics;
 import io.queenvertx.bus.AckCommand;
 import io.queenvertx.bus.AckItem;
-import io.queenvertx.codec.TxnHash;
 import io.queenvertx.dlq.DeadLetterFiling;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
-import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 
@@ -32,46 +31,35 @@ final class Acks {
   static final String UNRESOLVABLE = "unresolvable: transaction not in the ack window (hash purged or never pushed); "
       + "if leased, the message redelivers";
 
-  private record GroupKey(String partitionId, String group, String leaseId) {}
-
-  private final NodeContext node;
   private final Vertx vertx;
+  private final Database db;
+  private final BrokerMetrics metrics;
   private final AckFusion fusion;
 
-  Acks(NodeContext node, Vertx vertx) {
-    this.node = node;
+  Acks(Database db, BrokerMetrics metrics, Vertx vertx) {
     this.vertx = vertx;
-    this.fusion = AckFusion.of(vertx, node.pool());
-  }
-
-  /** The node's fusion of {@code log_ack} calls (tests and diagnostics). */
-  AckFusion fusion() {
-    return fusion;
+    this.db = db;
+    this.metrics = metrics;
+    this.fusion = db.ackFusion();
   }
 
   Future<JsonArray> ack(AckCommand cmd) {
-    node.metrics().ackRequests.increment();
+    metrics.ackRequests.increment();
     long t0 = System.nanoTime();
     List<AckItem> items = cmd.items();
     JsonObject[] out = new JsonObject[items.size()];
-    Map<GroupKey, List<Integer>> groups = new LinkedHashMap<>();
-    for (int i = 0; i < items.size(); i++) {
-      AckItem it = items.get(i);
-      groups.computeIfAbsent(new GroupKey(it.partitionId(), it.consumerGroup(), it.leaseId()), k -> new ArrayList<>())
-          .add(i);
-    }
     List<Future<?>> calls = new ArrayList<>();
-    for (var e : groups.entrySet()) calls.add(ackGroup(cmd.tenant(), e.getKey(), e.getValue(), items, out));
+    for (AckGroups.Group g : AckGroups.of(items, null)) calls.add(ackGroup(cmd.tenant(), g, items, out));
     return Future.join(calls).transform(v -> {
       JsonArray arr = new JsonArray();
       for (int i = 0; i < out.length; i++) {
         JsonObject r = out[i] != null ? out[i] : result(i, items.get(i), false, "ack rejected", false, false, false);
         arr.add(r);
-        if (r.getBoolean("success")) node.metrics().ackedMessages.increment();
-        else node.metrics().failedAcks.increment();
-        if (r.getBoolean("dlq")) node.metrics().deadLettered.increment();
+        if (r.getBoolean("success")) metrics.ackedMessages.increment();
+        else metrics.failedAcks.increment();
+        if (r.getBoolean("dlq")) metrics.deadLettered.increment();
       }
-      node.metrics().stats.ack(items, arr, System.nanoTime() - t0);
+      metrics.stats.ack(items, arr, System.nanoTime() - t0);
       return Future.succeededFuture(arr);
     });
   }
@@ -88,69 +76,53 @@ final class Acks {
         .put("noop", noop);
   }
 
-  private Future<?> ackGroup(UUID tenant, GroupKey g, List<Integer> idx, List<AckItem> items, JsonObject[] out) {
-    UUID pid;
-    try {
-      pid = UUID.fromString(g.partitionId());
-    } catch (RuntimeException e) {
-      // What PostgreSQL itself answers for the cast (API.md §5.5 "a raw DB message").
-      String err = "invalid input syntax for type uuid: \"" + g.partitionId() + "\"";
-      for (int i : idx) out[i] = result(i, items.get(i), false, err, false, false, false);
+  private Future<?> ackGroup(UUID tenant, AckGroups.Group g, List<AckItem> items, JsonObject[] out) {
+    List<Integer> idx = g.indexes();
+    AckCall call = g.call(tenant, items);
+    if (call == null) {
+      for (int i : idx) out[i] = result(i, items.get(i), false, g.badPartition(), false, false, false);
       return Future.succeededFuture();
     }
-    Buffer[] hashes = new Buffer[idx.size()];
-    String[] statuses = new String[idx.size()];
-    for (int j = 0; j < idx.size(); j++) {
-      AckItem it = items.get(idx.get(j));
-      hashes[j] = Buffer.buffer(TxnHash.of(it.transactionId()));
-      statuses[j] = it.status();
-    }
-    return fusion.submit(tenant, pid, g.group(), g.leaseId(), hashes, statuses)
-        .compose(r -> apply(pid, g, idx, items, out, r), err -> {
-          node.metrics().stats.dbError();
+    return fusion.submit(call)
+        .compose(r -> apply(call.partitionId(), g, items, out, AckGroups.Verdict.of(r)), err -> {
+          metrics.stats.dbError();
           String text = err.getMessage();
           for (int i : idx) out[i] = result(i, items.get(i), false, text, false, false, false);
           return Future.succeededFuture();
         });
   }
 
-  private Future<?> apply(UUID pid, GroupKey g, List<Integer> idx, List<AckItem> items, JsonObject[] out,
-                          JsonObject r) {
-    if (!r.getBoolean("ok", false)) {
-      String err = r.getString("error", "ack rejected");
+  private Future<?> apply(UUID pid, AckGroups.Group g, List<AckItem> items, JsonObject[] out, AckGroups.Verdict r) {
+    List<Integer> idx = g.indexes();
+    if (!r.ok()) {
+      String err = r.error() != null ? r.error() : "ack rejected";
       for (int i : idx) out[i] = result(i, items.get(i), false, err, false, false, false);
       return Future.succeededFuture();
     }
-    Set<Integer> noop = indexes(r.getJsonArray("noop"));
-    Set<Integer> stale = indexes(r.getJsonArray("stale"));
-    Set<Integer> unresolved = indexes(r.getJsonArray("unresolved"));
-    Set<Integer> superseded = indexes(r.getJsonArray("superseded"));
-    String blocked = superseded.isEmpty() ? null : notCommitted(items.get(idx.get(r.getInteger("blockedBy"))));
-    boolean released = r.getBoolean("leaseReleased", false) || r.getBoolean("dlq", false);
+    String blocked = r.superseded().isEmpty() ? null : notCommitted(items.get(idx.get(r.blockedBy())));
+    boolean released = r.leaseReleased() || r.dlq();
     for (int j = 0; j < idx.size(); j++) {
       int i = idx.get(j);
       AckItem it = items.get(i);
-      if (noop.contains(j)) out[i] = result(i, it, true, null, true, false, true);
-      else if (stale.contains(j)) out[i] = result(i, it, false, STALE, true, false, false);
-      else if (unresolved.contains(j)) out[i] = result(i, it, false, UNRESOLVABLE, false, false, false);
-      else if (superseded.contains(j)) out[i] = result(i, it, false, blocked, released, false, false);
+      if (r.noop().contains(j)) out[i] = result(i, it, true, null, true, false, true);
+      else if (r.stale().contains(j)) out[i] = result(i, it, false, STALE, true, false, false);
+      else if (r.unresolved().contains(j)) out[i] = result(i, it, false, UNRESOLVABLE, false, false, false);
+      else if (r.superseded().contains(j)) out[i] = result(i, it, false, blocked, released, false, false);
       else out[i] = result(i, it, true, null, true, false, false);
     }
-    if (!r.getBoolean("dlq", false)) return Future.succeededFuture();
-    DeadLetterFiling.HandOff h = DeadLetterFiling.HandOff.of(pid, r);
-    List<AckItem> group = new ArrayList<>(idx.size());
-    for (int i : idx) group.add(items.get(i));
-    Set<Integer> pending = indexes(r.getJsonArray("pending"));
+    if (!r.dlq()) return Future.succeededFuture();
+    DeadLetterFiling.HandOff h = DeadLetterFiling.HandOff.of(pid, r.raw());
+    List<AckItem> group = g.items(items);
     Set<Integer> poisons = new HashSet<>();
     for (var p : h.poisons()) poisons.add(p.index());
-    return DeadLetterFiling.file(vertx, node.pool(), h, group)
-        .onSuccess(v -> DeadLetterFiling.count(node, h))
-        .recover(e -> DeadLetterFiling.abort(node.pool(), pid, g.group(), h.token())
+    return DeadLetterFiling.file(vertx, db.dlq(), db.segments(), h, group)
+        .onSuccess(v -> DeadLetterFiling.count(metrics, h))
+        .recover(e -> DeadLetterFiling.abort(db.dlq(), pid, g.key().group(), h.token())
             .otherwiseEmpty()
             .compose(x -> Future.failedFuture(e)))
         .onComplete(ar -> {
           String failed = ar.succeeded() ? null : notFiled(group.get(h.poisons().get(0).index()), ar.cause());
-          for (int j : pending) {
+          for (int j : r.pending()) {
             int i = idx.get(j);
             AckItem it = items.get(i);
             if (failed != null) out[i] = result(i, it, false, failed, true, false, false);
@@ -170,11 +142,5 @@ final class Acks {
     return "not committed: dead-lettering " + poison.transactionId() + " failed ("
         + (cause.getMessage() == null ? "dlq rejected" : cause.getMessage())
         + "); the batch was released and will be delivered again from it";
-  }
-
-  private static Set<Integer> indexes(JsonArray a) {
-    Set<Integer> s = new HashSet<>();
-    if (a != null) for (Object o : a) s.add(((Number) o).intValue());
-    return s;
   }
 }

@@ -1,6 +1,8 @@
 package io.queenvertx.consumer;
 
-import io.queenvertx.boot.NodeContext;
+import io.queenvertx.metrics.BrokerMetrics;
+import io.queenvertx.db.Database;
+import io.queenvertx.kernel.Config;
 import io.queenvertx.bus.AckCommand;
 import io.queenvertx.bus.Addresses;
 import io.queenvertx.bus.LeaseCommand;
@@ -8,6 +10,7 @@ import io.queenvertx.bus.LocalCodec;
 import io.queenvertx.bus.PopCommand;
 import io.queenvertx.codec.SegmentDecodeException;
 import io.queenvertx.codec.UuidV7;
+import io.queenvertx.db.PopFusion;
 import io.queenvertx.decoder.FrameDecoder;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
@@ -16,7 +19,6 @@ import io.vertx.core.eventbus.Message;
 import io.vertx.core.internal.ContextInternal;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import io.vertx.sqlclient.Tuple;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -37,43 +39,47 @@ public final class ConsumerVerticle extends VerticleBase {
   private final class Waiter {
     final ConsumerInbox.Reply<Buffer> reply;
     final PopCommand cmd;
-    final String worker;
+    final String leaseId;
     final long deadline;
     final String gate;
     int emptyChecks;
     long timer = -1;
     boolean done;
 
-    Waiter(PopCommand cmd, ConsumerInbox.Reply<Buffer> reply, String worker) {
+    Waiter(PopCommand cmd, ConsumerInbox.Reply<Buffer> reply, String leaseId) {
       this.reply = reply;
       this.cmd = cmd;
-      this.worker = worker;
+      this.leaseId = leaseId;
       this.deadline = System.currentTimeMillis() + Math.max(0, cmd.timeoutMs());
       this.gate = cmd.queue() == null ? LongPollGates.anyGate(cmd.tenant().toString())
           : LongPollGates.queueGate(cmd.tenant().toString(), cmd.queue());
     }
   }
 
-  private final NodeContext node;
+  private final Config config;
+  private final Database db;
+  private final BrokerMetrics metrics;
   private final FrameDecoder decoder;
   private final LongPollGates<Waiter> gates = new LongPollGates<>();
   private Acks acks;
   private PopFusion pops;
   private long reportedParked;
 
-  public ConsumerVerticle(NodeContext node, FrameDecoder decoder) {
-    this.node = node;
+  public ConsumerVerticle(Config config, Database db, BrokerMetrics metrics, FrameDecoder decoder) {
+    this.config = config;
+    this.db = db;
+    this.metrics = metrics;
     this.decoder = decoder;
   }
 
   @Override
   public Future<?> start() {
-    acks = new Acks(node, vertx);
-    pops = PopFusion.of(vertx, node.pool(), node.config().pop().maxBytes());
+    acks = new Acks(db, metrics, vertx);
+    pops = db.popFusion();
     ConsumerInbox.register(this);
     var bus = vertx.eventBus();
     bus.<JsonObject>consumer(Addresses.LANDED, m -> onLanded(m.body()));
-    node.metrics().stats.parkedSource(context, gates::sizes);
+    metrics.stats.parkedSource(context, gates::sizes);
     return Future.all(
         bus.<PopCommand>localConsumer(Addresses.POP, m -> pop(m.body(), busReply(m))).completion(),
         bus.<AckCommand>localConsumer(Addresses.ACK, m -> ack(m.body(), busReply(m))).completion(),
@@ -108,7 +114,7 @@ public final class ConsumerVerticle extends VerticleBase {
   /** Instances share the node's gauge: each adds the change of its own count. */
   private void reportParked() {
     long now = gates.parked();
-    node.metrics().parkedPolls.addAndGet(now - reportedParked);
+    metrics.parkedPolls.addAndGet(now - reportedParked);
     reportedParked = now;
   }
 
@@ -116,8 +122,8 @@ public final class ConsumerVerticle extends VerticleBase {
 
   /** A pop asking for more than {@code QUEEN_POP_MAX_BATCH} messages is served as if it asked for that many. */
   void pop(PopCommand cmd, ConsumerInbox.Reply<Buffer> reply) {
-    node.metrics().popRequests.increment();
-    attempt(new Waiter(cmd.atMost(node.config().pop().maxBatch()), reply, UuidV7.next().toString()));
+    metrics.popRequests.increment();
+    attempt(new Waiter(cmd.atMost(config.pop().maxBatch()), reply, UuidV7.next().toString()));
   }
 
   // ---- ack --------------------------------------------------------------------------------------------------
@@ -128,12 +134,12 @@ public final class ConsumerVerticle extends VerticleBase {
 
   private void attempt(Waiter w) {
     long t0 = System.nanoTime();
-    popOnce(w.cmd, w.worker).onComplete(ar -> {
+    popOnce(w.cmd, w.leaseId).onComplete(ar -> {
       if (w.done) return;
       if (ar.failed()) {
         // A database failure never parks the request (API.md §5.4).
         log.warn("pop failed: {}", ar.cause().getMessage());
-        node.metrics().stats.dbError();
+        metrics.stats.dbError();
         finish(w);
         w.reply.fail(500, "pop failed");
         return;
@@ -142,8 +148,8 @@ public final class ConsumerVerticle extends VerticleBase {
       long now = System.currentTimeMillis();
       if (body != null || !w.cmd.longPoll() || now >= w.deadline) {
         finish(w);
-        if (body == null) node.metrics().emptyPops.increment();
-        node.metrics().stats.pop(w.cmd.tenant(), w.cmd.queue(), body == null, System.nanoTime() - t0);
+        if (body == null) metrics.emptyPops.increment();
+        metrics.stats.pop(w.cmd.tenant(), w.cmd.queue(), body == null, System.nanoTime() - t0);
         w.reply.ok(body);
         return;
       }
@@ -165,7 +171,7 @@ public final class ConsumerVerticle extends VerticleBase {
 
   /** The safety re-poll: the initial interval, growing after the threshold of empty checks, capped. */
   long repollInterval(int emptyChecks) {
-    var c = node.config().pop();
+    var c = config.pop();
     if (emptyChecks <= c.waitBackoffThreshold()) return c.waitInitialIntervalMs();
     long grown = (long) (c.waitInitialIntervalMs() * emptyChecks * c.waitBackoffMultiplier());
     return Math.min(grown, c.waitMaxIntervalMs());
@@ -200,18 +206,18 @@ public final class ConsumerVerticle extends VerticleBase {
    * BENCHMARKS.md "Pop latency"), else in one job on the worker pool, so a pop of thousands of messages never holds
    * the event loop while its frames are decoded and its JSON is written.
    */
-  private Future<Buffer> popOnce(PopCommand c, String worker) {
-    return pops.submit(c, worker).compose(slices -> {
+  private Future<Buffer> popOnce(PopCommand c, String leaseId) {
+    return pops.submit(c, leaseId).compose(slices -> {
       if (slices.isEmpty()) return Future.succeededFuture(null);
       Future<PopBody.Rendered> rendered;
       if (PopBody.small(slices.size(), PopBody.blobBytes(slices))) {
         try {
-          rendered = Future.succeededFuture(PopBody.of(decoder, c, worker, slices));
+          rendered = Future.succeededFuture(PopBody.of(decoder, c, leaseId, slices));
         } catch (SegmentDecodeException e) {
           rendered = Future.failedFuture(e);
         }
       } else {
-        rendered = vertx.executeBlocking(() -> PopBody.of(decoder, c, worker, slices), false);
+        rendered = vertx.executeBlocking(() -> PopBody.of(decoder, c, leaseId, slices), false);
       }
       return rendered.transform(ar -> {
         if (ar.failed()) {
@@ -221,8 +227,8 @@ public final class ConsumerVerticle extends VerticleBase {
         var decoded = ar.result().decoded();
         int n = 0;
         for (var d : decoded) n += d.frames().size();
-        node.metrics().poppedMessages.increment(n);
-        node.metrics().stats.popped(c.tenant(), c.queue(), slices, decoded);
+        metrics.poppedMessages.increment(n);
+        metrics.stats.popped(c.tenant(), c.queue(), slices, decoded);
         return Future.succeededFuture(ar.result().body());
       });
     });
@@ -232,10 +238,8 @@ public final class ConsumerVerticle extends VerticleBase {
 
   private void onLease(Message<LeaseCommand> msg) {
     LeaseCommand c = msg.body();
-    node.pool().preparedQuery("SELECT queen.log_renew_lease($1, $2, $3)")
-        .execute(Tuple.of(c.tenant(), c.leaseId(), c.seconds()))
-        .onSuccess(rows -> {
-          JsonObject r = (JsonObject) rows.iterator().next().getValue(0);
+    db.acks().renewLease(c.tenant(), c.leaseId(), c.seconds())
+        .onSuccess(r -> {
           long renewed = r.getLong("renewed", 0L);
           Object exp = r.getValue("expiresAt");
           msg.reply(new JsonObject()

@@ -48,18 +48,18 @@ final class PopBody {
   }
 
   /** Decodes every slice and renders the body; a corrupt segment throws. */
-  static Rendered of(FrameDecoder decoder, PopCommand c, String worker, List<Row> slices)
+  static Rendered of(FrameDecoder decoder, PopCommand c, String leaseId, List<Row> slices)
       throws SegmentDecodeException {
     List<DecodedFrames> decoded = new ArrayList<>(slices.size());
     for (Row r : slices) {
       decoded.add(decoder.frames(r.getUUID("partition_id"), r.getLong("base_offset"),
           r.getBuffer("blob").getBytes(), r.getInteger("start_idx"), r.getInteger("take")));
     }
-    return new Rendered(render(c, worker, slices, decoded), decoded);
+    return new Rendered(render(c, leaseId, slices, decoded), decoded);
   }
 
-  private static Buffer render(PopCommand c, String worker, List<Row> slices, List<DecodedFrames> decoded) {
-    String leaseId = c.autoAck() ? "" : worker;
+  private static Buffer render(PopCommand c, String lease, List<Row> slices, List<DecodedFrames> decoded) {
+    String leaseId = c.autoAck() ? "" : lease;
     Row first = slices.get(0);
     // Sized for the whole body up front (about 300 bytes of fields per message besides its payload): growing a
     // 100-message body from a few KiB copied it several times (JFR: Arrays.copyOf ~12 % of a draining node's samples).

@@ -15,11 +15,11 @@ final class Failures {
    */
   static boolean cut(Throwable e) {
     if (e instanceof NoWritableServer || e instanceof java.util.concurrent.TimeoutException) return false;
-    if (e instanceof PgException pg) {
-      String s = pg.getSqlState();
-      if (s == null) return false;
-      return s.equals("25006") || s.startsWith("08") || s.equals("57P01") || s.equals("57P02") || s.equals("57P03");
-    }
-    return true;
+    // not a PostgreSQL error at all: the socket closed or refused, the pool closed under it
+    if (!(e instanceof PgException)) return true;
+    return switch (SqlState.of(e)) {
+      case READ_ONLY_SQL_TRANSACTION, CONNECTION_EXCEPTION, ADMIN_SHUTDOWN, CRASH_SHUTDOWN, CANNOT_CONNECT_NOW -> true;
+      default -> false;
+    };
   }
 }

@@ -1,6 +1,6 @@
 package io.queenvertx.db;
 
-import io.queenvertx.boot.Config;
+import io.queenvertx.kernel.Config;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;

@@ -1,6 +1,6 @@
 package io.queenvertx.db;
 
-import io.queenvertx.boot.Config;
+import io.queenvertx.kernel.Config;
 import io.vertx.core.Future;
 import io.vertx.pgclient.PgException;
 import io.vertx.sqlclient.Pool;
@@ -168,9 +168,12 @@ public final class ReadPool extends RoutingPool {
 
   /** A failure of the replica rather than of the statement: connection trouble, read-only refusal, recovery conflict. */
   static boolean replicaFault(Throwable e) {
-    if (!(e instanceof PgException pg)) return true;
-    String s = pg.getSqlState();
-    return s != null && (s.startsWith("08") || s.startsWith("57P") || s.equals("25006") || s.equals("40001"));
+    if (!(e instanceof PgException)) return true;
+    return switch (SqlState.of(e)) {
+      case CONNECTION_EXCEPTION, ADMIN_SHUTDOWN, CRASH_SHUTDOWN, CANNOT_CONNECT_NOW, DATABASE_DROPPED,
+          IDLE_SESSION_TIMEOUT, READ_ONLY_SQL_TRANSACTION, SERIALIZATION_FAILURE -> true;
+      default -> false;
+    };
   }
 
   @Override

@@ -1,6 +1,6 @@
 package io.queenvertx.db;
 
-import io.queenvertx.boot.Config;
+import io.queenvertx.kernel.Config;
 
 /**
  * What one check of one PostgreSQL server found ({@link ServerProbe}).

@@ -6,13 +6,10 @@ import io.queenvertx.bus.DecodedFrames;
 import io.queenvertx.bus.LocalCodec;
 import io.queenvertx.codec.DecodedSegment;
 import io.queenvertx.codec.SegmentDecodeException;
+import io.queenvertx.db.SegmentProcedures;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
-import io.vertx.core.buffer.Buffer;
 import io.vertx.core.eventbus.Message;
-import io.vertx.sqlclient.Pool;
-import io.vertx.sqlclient.Row;
-import io.vertx.sqlclient.Tuple;
 
 /**
  * Segment decoder, deployed as a worker verticle: zstd decode, frame decode and payload decryption happen here, off
@@ -24,11 +21,11 @@ import io.vertx.sqlclient.Tuple;
 public final class SegmentDecoderVerticle extends VerticleBase {
   public static final int DECODE_FAILED = 500;
 
-  private final Pool pool;
+  private final SegmentProcedures segments;
   private final FrameDecoder decoder;
 
-  public SegmentDecoderVerticle(Pool pool, FrameDecoder decoder) {
-    this.pool = pool;
+  public SegmentDecoderVerticle(SegmentProcedures segments, FrameDecoder decoder) {
+    this.segments = segments;
     this.decoder = decoder;
   }
 
@@ -48,17 +45,14 @@ public final class SegmentDecoderVerticle extends VerticleBase {
       decodeAndReply(msg, req, req.blob());
       return;
     }
-    pool.preparedQuery("SELECT base_offset, blob FROM queen.log_segment_at($1, $2) WHERE base_offset = $2")
-        .execute(Tuple.of(req.partitionId(), req.baseOffset()))
-        .onSuccess(rows -> {
-          var it = rows.iterator();
-          if (!it.hasNext()) {
+    segments.at(req.partitionId(), req.baseOffset())
+        .onSuccess(r -> {
+          // only the segment that starts at the requested base offset (a later one may cover it after a merge)
+          if (r == null || r.baseOffset() != req.baseOffset()) {
             msg.reply(DecodedFrames.GONE, LocalCodec.OPTIONS);
             return;
           }
-          Row r = it.next();
-          Buffer blob = r.getBuffer("blob");
-          decodeAndReply(msg, req, blob.getBytes());
+          decodeAndReply(msg, req, r.blob());
         })
         .onFailure(e -> msg.fail(500, "segment fetch failed: " + e.getMessage()));
   }

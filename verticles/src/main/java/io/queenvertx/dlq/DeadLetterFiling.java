@@ -1,6 +1,8 @@
 package io.queenvertx.dlq;
 
-import io.queenvertx.boot.NodeContext;
+import io.queenvertx.db.DlqProcedures;
+import io.queenvertx.db.SegmentProcedures;
+import io.queenvertx.metrics.BrokerMetrics;
 import io.queenvertx.bus.AckItem;
 import io.queenvertx.bus.Addresses;
 import io.queenvertx.bus.DecodeRequest;
@@ -11,8 +13,6 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import io.vertx.sqlclient.SqlClient;
-import io.vertx.sqlclient.Tuple;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -29,9 +29,6 @@ import java.util.UUID;
  */
 public final class DeadLetterFiling {
   public static final String DEFAULT_ERROR = "Retries exhausted";
-  private static final String FILE_SQL =
-      "SELECT queen.log_dlq_file($1, $2, $3, $4::bigint[], $5::uuid[], $6::text[], $7::text[], $8::text[], "
-          + "$9::int[], $10, $11)";
 
   /** One poison of a hand-off: its offset, its index in the ack group, and the retry count it is filed with. */
   public record Poison(long off, int index, int retryCount) {}
@@ -57,13 +54,14 @@ public final class DeadLetterFiling {
    * they cannot be filed, and then nothing was filed. {@code items} are the ack group's items, in the order log_ack
    * got them (a poison's error text is its own ack's, else the group's first nack error, else the default).
    */
-  public static Future<Void> file(Vertx vertx, SqlClient sql, HandOff h, List<AckItem> items) {
+  public static Future<Void> file(Vertx vertx, DlqProcedures dlq, SegmentProcedures segments, HandOff h,
+                                  List<AckItem> items) {
     List<Frame> frames = new ArrayList<>();
     Future<Void> chain = Future.succeededFuture();
     for (int i = 0; i < h.poisons().size(); i++) {
       int at = i;
       chain = chain.compose(v -> frames.size() > at ? Future.succeededFuture()
-          : decodeFrom(vertx, sql, h, at).map(fs -> {
+          : decodeFrom(vertx, segments, h, at).map(fs -> {
             frames.addAll(fs);
             return null;
           }));
@@ -86,11 +84,9 @@ public final class DeadLetterFiling {
         errors[i] = withoutNul(errorOf(items, p.index()));
         counts[i] = p.retryCount();
       }
-      return sql.preparedQuery(FILE_SQL)
-          .execute(Tuple.from(new Object[] {h.partitionId(), h.group(), h.token(), offs, mids, txns, payloads, errors,
-              counts, h.target(), h.retryCount()}))
-          .compose(rows -> {
-            JsonObject r = (JsonObject) rows.iterator().next().getValue(0);
+      return dlq.file(new DlqProcedures.Filing(h.partitionId(), h.group(), h.token(), offs, mids, txns, payloads,
+              errors, counts, h.target(), h.retryCount()))
+          .compose(r -> {
             return r.getBoolean("ok", false) ? Future.<Void>succeededFuture()
                 : Future.<Void>failedFuture(r.getString("error", "dlq rejected"));
           });
@@ -98,30 +94,26 @@ public final class DeadLetterFiling {
   }
 
   /** Counts the filed poisons of {@code h} in the node's statistics (once the filing is committed). */
-  public static void count(NodeContext node, HandOff h) {
-    for (int i = 0; i < h.poisons().size(); i++) node.metrics().stats.deadLettered(h.partitionId());
+  public static void count(BrokerMetrics metrics, HandOff h) {
+    for (int i = 0; i < h.poisons().size(); i++) metrics.stats.deadLettered(h.partitionId());
   }
 
   /** Gives a batch back after a failed filing: released while {@code holder} holds it (true when released). */
-  public static Future<Boolean> abort(SqlClient sql, UUID pid, String group, String holder) {
-    return sql.preparedQuery("SELECT queen.log_dlq_abort($1, $2, $3)").execute(Tuple.of(pid, group, holder))
-        .map(rows -> Boolean.TRUE.equals(rows.iterator().next().getBoolean(0)));
+  public static Future<Boolean> abort(DlqProcedures dlq, UUID pid, String group, String holder) {
+    return dlq.abort(pid, group, holder);
   }
 
   /**
    * The frames of poisons {@code at} onwards that the segment covering poison {@code at} holds, in poison order: the
    * segment is fetched once and only the frames from the first to the last of its poisons are decoded.
    */
-  private static Future<List<Frame>> decodeFrom(Vertx vertx, SqlClient sql, HandOff h, int at) {
+  private static Future<List<Frame>> decodeFrom(Vertx vertx, SegmentProcedures segments, HandOff h, int at) {
     long first = h.poisons().get(at).off();
-    return sql.preparedQuery("SELECT base_offset, end_offset, blob FROM queen.log_segment_at($1, $2)")
-        .execute(Tuple.of(h.partitionId(), first))
-        .compose(rows -> {
-          var it = rows.iterator();
-          if (!it.hasNext()) return Future.failedFuture("dlq rejected: the segment of offset " + first + " is gone");
-          var row = it.next();
-          long base = row.getLong("base_offset");
-          long end = row.getLong("end_offset");
+    return segments.at(h.partitionId(), first)
+        .compose(row -> {
+          if (row == null) return Future.failedFuture("dlq rejected: the segment of offset " + first + " is gone");
+          long base = row.baseOffset();
+          long end = row.endOffset();
           List<Long> wanted = new ArrayList<>();
           for (int i = at; i < h.poisons().size() && h.poisons().get(i).off() <= end; i++) {
             wanted.add(h.poisons().get(i).off());
@@ -129,7 +121,7 @@ public final class DeadLetterFiling {
           long last = wanted.get(wanted.size() - 1);
           // always on the decoder worker, whatever its size: only a pop's own slices decode on an event loop
           return vertx.eventBus().<DecodedFrames>request(Addresses.DECODE,
-                  new DecodeRequest(h.partitionId(), base, row.getBuffer("blob").getBytes(), (int) (first - base),
+                  new DecodeRequest(h.partitionId(), base, row.blob(), (int) (first - base),
                       (int) (last - first + 1)),
                   LocalCodec.options(30_000))
               .recover(e -> Future.failedFuture("dlq rejected: frame decode failed: " + e.getMessage()))

@@ -1,6 +1,12 @@
 package io.queenvertx.dlq;
 
-import io.queenvertx.boot.NodeContext;
+import io.queenvertx.metrics.BrokerMetrics;
+import io.queenvertx.db.Database;
+import io.queenvertx.kernel.Config;
+import io.queenvertx.db.DlqProcedures;
+import io.queenvertx.db.DlqProcedures.DeadLetter;
+import io.queenvertx.db.PushProcedures;
+import io.queenvertx.db.SqlState;
 import io.queenvertx.bus.Addresses;
 import io.queenvertx.bus.DlqMoveCommand;
 import io.queenvertx.bus.LocalCodec;
@@ -12,11 +18,8 @@ import io.queenvertx.codec.TxnHash;
 import io.queenvertx.codec.UuidV7;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
-import io.vertx.core.buffer.Buffer;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.json.JsonObject;
-import io.vertx.sqlclient.Row;
-import io.vertx.sqlclient.Tuple;
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;
 import java.util.UUID;
@@ -32,12 +35,20 @@ public final class DlqMoverVerticle extends VerticleBase {
   static final String GONE_ID = "No dead-letter row with this id \u2014 it was already replayed or purged";
   static final String GONE_ADDRESS = "No dead-letter row for this address. Only dead-lettered messages can be replayed";
 
-  private final NodeContext node;
+  private final Config config;
+  private final Database db;
+  private final BrokerMetrics metrics;
   private final Optional<EnvelopeCipher> cipher;
+  private final DlqProcedures dlq;
+  private final PushProcedures pushes;
 
-  public DlqMoverVerticle(NodeContext node, Optional<EnvelopeCipher> cipher) {
-    this.node = node;
+  public DlqMoverVerticle(Config config, Database db, BrokerMetrics metrics, Optional<EnvelopeCipher> cipher) {
+    this.config = config;
+    this.db = db;
+    this.metrics = metrics;
     this.cipher = cipher;
+    this.dlq = db.dlq();
+    this.pushes = db.pushes();
   }
 
   @Override
@@ -52,19 +63,16 @@ public final class DlqMoverVerticle extends VerticleBase {
         .onFailure(e -> msg.reply(new Verdict(500, lookupFailed(c, e)), LocalCodec.OPTIONS));
   }
 
-  private Future<Row> lookup(DlqMoveCommand c) {
-    var q = c.byAddress()
-        ? node.pool().preparedQuery("SELECT * FROM queen.dlq_newest_for_address($1, $2, $3)")
-            .execute(Tuple.of(c.tenant(), c.partitionId(), c.transactionId()))
-        : node.pool().preparedQuery("SELECT * FROM queen.dlq_row($1, $2)").execute(Tuple.of(c.tenant(), c.dlqId()));
-    return q.map(rows -> rows.size() == 0 ? null : rows.iterator().next());
+  private Future<DeadLetter> lookup(DlqMoveCommand c) {
+    return c.byAddress() ? dlq.newestForAddress(c.tenant(), c.partitionId(), c.transactionId())
+        : dlq.row(c.tenant(), c.dlqId());
   }
 
-  private Future<Verdict> move(DlqMoveCommand c, Row row) {
-    UUID id = row.getUUID("id");
-    String queue = c.queueOverride() != null ? c.queueOverride() : row.getString("queue");
-    String partition = c.partitionOverride() != null ? c.partitionOverride() : row.getString("partition");
-    String stored = row.getString("payload");
+  private Future<Verdict> move(DlqMoveCommand c, DeadLetter row) {
+    UUID id = row.id();
+    String queue = c.queueOverride() != null ? c.queueOverride() : row.queue();
+    String partition = c.partitionOverride() != null ? c.partitionOverride() : row.partition();
+    String stored = row.payload();
     byte[] payload = stored == null ? new byte[0] : stored.getBytes(StandardCharsets.UTF_8);
     if (cipher.isPresent()) payload = cipher.get().tryDecrypt(payload).orElse(payload);
     final byte[] plain = payload;
@@ -86,20 +94,19 @@ public final class DlqMoverVerticle extends VerticleBase {
       String txn = "dlq:" + id;
       UUID newId = UuidV7.next();
       byte[] blob = Segment.pack(java.util.List.of(new Frame(newId, txn, null, null, p, encrypted)),
-          node.config().engine().zstdLevel());
-      return node.pool().preparedQuery("SELECT queen.log_dlq_move($1, $2, $3, $4, $5, $6)")
-          .execute(Tuple.of(c.tenant(), id, queue, partition, Buffer.buffer(TxnHash.of(txn)), Buffer.buffer(blob)))
-          .map(rows -> verdict(c, row, (JsonObject) rows.iterator().next().getValue(0), newId, txn, queue, partition))
+          config.engine().zstdLevel());
+      return dlq.move(c.tenant(), id, queue, partition, TxnHash.of(txn), blob)
+          .map(r -> verdict(c, row, r, newId, txn, queue, partition))
           .otherwise(DlqMoverVerticle::moveFailed);
     });
   }
 
-  private Verdict verdict(DlqMoveCommand c, Row row, JsonObject r, UUID newId, String txn, String queue,
+  private Verdict verdict(DlqMoveCommand c, DeadLetter row, JsonObject r, UUID newId, String txn, String queue,
                           String partition) {
     String result = r.getString("result");
     if ("gone".equals(result)) return gone(c);
     boolean moved = "moved".equals(result);
-    if (moved) node.metrics().replayed.increment();
+    if (moved) metrics.replayed.increment();
     vertx.eventBus().publish(Addresses.LANDED, new JsonObject()
         .put("tenant", c.tenant().toString()).put("queue", r.getString("queue", queue))
         .put("partition", r.getString("partition", partition))
@@ -116,18 +123,16 @@ public final class DlqMoverVerticle extends VerticleBase {
         .put("result", moved ? "moved" : "duplicate")
         .put("queue", r.getString("queue", queue))
         .put("partition", r.getString("partition", partition))
-        .put("consumerGroup", row.getString("consumer_group"))
-        .put("dlqId", row.getUUID("id").toString())
-        .put("originalTransactionId", row.getString("transaction_id"))
+        .put("consumerGroup", row.consumerGroup())
+        .put("dlqId", row.id().toString())
+        .put("originalTransactionId", row.transactionId())
         .put("replayedAs", replayedAs)
         .put("dlqRowRemoved", moved));
   }
 
   /** Read on every move (never cached), so a configure that has answered is seen by the next replay. */
   private Future<Boolean> destinationEncrypted(UUID tenant, String queue) {
-    return node.pool().preparedQuery("SELECT queen.queue_encryption($1, $2)")
-        .execute(Tuple.of(tenant, queue))
-        .map(rows -> Boolean.TRUE.equals(rows.iterator().next().getBoolean(0)));
+    return pushes.encryptionEnabled(tenant, queue);
   }
 
   /**
@@ -135,7 +140,7 @@ public final class DlqMoverVerticle extends VerticleBase {
    * unknown because the connection was lost around the commit: then {@code dlqRowRemoved} is null.
    */
   private static Verdict moveFailed(Throwable e) {
-    if (e instanceof io.vertx.pgclient.PgException) {
+    if (SqlState.of(e) != SqlState.NONE) {
       return new Verdict(500, new JsonObject().put("success", false)
           .put("error", "dlq move failed: " + messageOf(e)).put("dlqRowRemoved", false)
           .put("message", "Nothing was replayed \u2014 the dead-letter row is untouched"));
@@ -165,7 +170,8 @@ public final class DlqMoverVerticle extends VerticleBase {
   }
 
   private static String messageOf(Throwable e) {
-    if (e instanceof io.vertx.pgclient.PgException pg && pg.getErrorMessage() != null) return pg.getErrorMessage();
+    String text = SqlState.errorText(e);
+    if (text != null) return text;
     return e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
   }
 }

@@ -1,6 +1,11 @@
 package io.queenvertx.dlq;
 
-import io.queenvertx.boot.NodeContext;
+import java.util.Optional;
+import io.queenvertx.metrics.BrokerMetrics;
+import io.queenvertx.db.Database;
+import io.queenvertx.kernel.Config;
+import io.queenvertx.db.DlqProcedures.DeadLetter;
+import io.queenvertx.db.Transaction;
 import io.queenvertx.bus.Addresses;
 import io.queenvertx.codec.EnvelopeCipher;
 import io.queenvertx.codec.Frame;
@@ -9,11 +14,7 @@ import io.queenvertx.codec.TxnHash;
 import io.queenvertx.codec.UuidV7;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
-import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonObject;
-import io.vertx.sqlclient.Row;
-import io.vertx.sqlclient.SqlConnection;
-import io.vertx.sqlclient.Tuple;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.OffsetDateTime;
@@ -54,11 +55,17 @@ final class RedriveChunk {
 
   private record Landing(String queue, String partition, String partitionId, long lastOffset) {}
 
-  private final NodeContext node;
+  private final Config config;
+  private final Database db;
+  private final Optional<EnvelopeCipher> cipher;
+  private final BrokerMetrics metrics;
   private final Vertx vertx;
 
-  RedriveChunk(NodeContext node, Vertx vertx) {
-    this.node = node;
+  RedriveChunk(Config config, Database db, Optional<EnvelopeCipher> cipher, BrokerMetrics metrics, Vertx vertx) {
+    this.config = config;
+    this.db = db;
+    this.cipher = cipher;
+    this.metrics = metrics;
     this.vertx = vertx;
   }
 
@@ -66,27 +73,24 @@ final class RedriveChunk {
   Future<Outcome> move(UUID task, String owner, UUID tenant, String destQueue, String destPartition, int limit) {
     List<Landing> landed = new ArrayList<>();
     Map<String, Future<Boolean>> encrypted = new java.util.HashMap<>();
-    return node.pool().withTransaction(conn -> conn
-            .preparedQuery("SELECT * FROM queen.dlq_redrive_rows($1, $2, $3)")
-            .execute(Tuple.of(task, owner, limit))
+    return db.transaction(tx -> tx.dlq().redriveRows(task, owner, limit)
             .compose(rows -> {
-              if (rows.size() == 0) return Future.succeededFuture(new Outcome(Kind.DONE, 0));
+              if (rows.isEmpty()) return Future.succeededFuture(new Outcome(Kind.DONE, 0));
               Map<List<String>, List<Source>> byDest = new LinkedHashMap<>();
-              Row last = null;
-              for (Row r : rows) {
-                String q = destQueue != null ? destQueue : r.getString("queue");
-                String p = destPartition != null ? destPartition : r.getString("partition");
-                String payload = r.getString("payload");
-                byDest.computeIfAbsent(List.of(q, p), k -> new ArrayList<>()).add(new Source(r.getUUID("id"),
-                    r.getOffsetDateTime("failed_at"),
-                    payload == null ? new byte[0] : payload.getBytes(StandardCharsets.UTF_8)));
+              DeadLetter last = null;
+              for (DeadLetter r : rows) {
+                String q = destQueue != null ? destQueue : r.queue();
+                String p = destPartition != null ? destPartition : r.partition();
+                String payload = r.payload();
+                byDest.computeIfAbsent(List.of(q, p), k -> new ArrayList<>()).add(new Source(r.id(),
+                    r.failedAt(), payload == null ? new byte[0] : payload.getBytes(StandardCharsets.UTF_8)));
                 last = r;
               }
-              Row tail = last;
+              DeadLetter tail = last;
               int n = rows.size();
               Future<Void> chain = Future.succeededFuture();
               for (var e : byDest.entrySet()) {
-                chain = chain.compose(v -> pushOne(conn, tenant, e.getKey().get(0), e.getKey().get(1), e.getValue(),
+                chain = chain.compose(v -> pushOne(tx, tenant, e.getKey().get(0), e.getKey().get(1), e.getValue(),
                         encrypted)
                     .map(l -> {
                       landed.add(l);
@@ -94,16 +98,15 @@ final class RedriveChunk {
                     }));
               }
               return chain
-                  .compose(v -> conn.preparedQuery("SELECT queen.dlq_redrive_advance($1, $2, $3, $4, $5)")
-                      .execute(Tuple.of(task, owner, (long) n, tail.getOffsetDateTime("failed_at"), tail.getUUID("id"))))
-                  .map(adv -> {
-                    if (!Boolean.TRUE.equals(adv.iterator().next().getBoolean(0))) throw new Abort(Kind.STOPPED);
+                  .compose(v -> tx.dlq().redriveAdvance(task, owner, n, tail.failedAt(), tail.id()))
+                  .map(advanced -> {
+                    if (!advanced) throw new Abort(Kind.STOPPED);
                     return new Outcome(Kind.MOVED, n);
                   });
             }))
         .onSuccess(o -> {
           if (o.kind() != Kind.MOVED) return;
-          node.metrics().replayed.increment(o.moved());
+          metrics.replayed.increment(o.moved());
           for (Landing l : landed) {
             vertx.eventBus().publish(Addresses.LANDED, new JsonObject()
                 .put("tenant", tenant.toString()).put("queue", l.queue()).put("partition", l.partition())
@@ -118,16 +121,13 @@ final class RedriveChunk {
    * destination queue's encryption flag is read once per chunk and queue ({@code encrypted}), in the chunk's
    * transaction, so a configure that answered before the chunk started is seen.
    */
-  private Future<Landing> pushOne(SqlConnection conn, UUID tenant, String queue, String partition, List<Source> rows,
+  private Future<Landing> pushOne(Transaction tx, UUID tenant, String queue, String partition, List<Source> rows,
                                   Map<String, Future<Boolean>> encrypted) {
-    return encrypted.computeIfAbsent(queue, q -> conn.preparedQuery("SELECT queen.queue_encryption($1, $2)")
-            .execute(Tuple.of(tenant, q)).map(r -> Boolean.TRUE.equals(r.iterator().next().getBoolean(0))))
+    return encrypted.computeIfAbsent(queue, q -> tx.pushes().encryptionEnabled(tenant, q))
         .compose(enc -> vertx.executeBlocking(() -> pack(rows, enc), false))
-        .compose(packed -> conn.preparedQuery("SELECT queen.log_dlq_move_many($1, $2, $3, $4, $5, $6)")
-            .execute(Tuple.of(tenant, rows.stream().map(Source::id).toArray(UUID[]::new), queue, partition,
-                Buffer.buffer(packed[0]), Buffer.buffer(packed[1]))))
-        .map(r -> {
-          JsonObject v = (JsonObject) r.iterator().next().getValue(0);
+        .compose(packed -> tx.dlq().moveMany(tenant, rows.stream().map(Source::id).toArray(UUID[]::new), queue,
+            partition, packed[0], packed[1]))
+        .map(v -> {
           if (!"moved".equals(v.getString("result"))) throw new Abort(Kind.ONE_BY_ONE);
           return new Landing(queue, partition, v.getString("partitionId"),
               v.getLong("baseOffset") + rows.size() - 1);
@@ -139,7 +139,7 @@ final class RedriveChunk {
    * destination; without a key a sealed snapshot moves sealed and flagged (the DLQ mover's rules).
    */
   private byte[][] pack(List<Source> rows, boolean destinationEncrypted) {
-    var cipher = node.cipher();
+    var cipher = this.cipher;
     List<Frame> frames = new ArrayList<>(rows.size());
     ByteArrayOutputStream hashes = new ByteArrayOutputStream(16 * rows.size());
     for (Source s : rows) {
@@ -157,6 +157,6 @@ final class RedriveChunk {
       frames.add(new Frame(UuidV7.next(), txn, null, null, p, encrypted));
       hashes.writeBytes(TxnHash.of(txn));
     }
-    return new byte[][] {hashes.toByteArray(), Segment.pack(frames, node.config().engine().zstdLevel())};
+    return new byte[][] {hashes.toByteArray(), Segment.pack(frames, config.engine().zstdLevel())};
   }
 }

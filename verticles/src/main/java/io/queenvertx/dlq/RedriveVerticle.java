@@ -1,6 +1,12 @@
 package io.queenvertx.dlq;
 
-import io.queenvertx.boot.NodeContext;
+import java.util.Optional;
+import io.queenvertx.metrics.BrokerMetrics;
+import io.queenvertx.codec.EnvelopeCipher;
+import io.queenvertx.kernel.MaintenanceFlags;
+import io.queenvertx.db.Database;
+import io.queenvertx.kernel.Config;
+import io.queenvertx.db.RedriveTasks;
 import io.queenvertx.bus.Addresses;
 import io.queenvertx.bus.DlqMoveCommand;
 import io.queenvertx.bus.LocalCodec;
@@ -31,22 +37,31 @@ public final class RedriveVerticle extends VerticleBase {
   static final int CHUNK = 2000;
 
   private final RedriveTasks tasks;
-  private final NodeContext node;
+  private final Config config;
+  private final Database db;
+  private final MaintenanceFlags maintenance;
+  private final Optional<EnvelopeCipher> cipher;
+  private final BrokerMetrics metrics;
   private RedriveChunk chunks;
   private final String owner;
   private final long staleMs;
   private boolean busy;
 
-  public RedriveVerticle(NodeContext node, long staleMs) {
-    this.tasks = new RedriveTasks(node.pool());
-    this.node = node;
-    this.owner = node.config().serverId() + "#" + ProcessHandle.current().pid() + "#" + UUID.randomUUID();
+  public RedriveVerticle(Config config, Database db, MaintenanceFlags maintenance, Optional<EnvelopeCipher> cipher,
+                         BrokerMetrics metrics, long staleMs) {
+    this.tasks = db.redriveTasks();
+    this.config = config;
+    this.db = db;
+    this.maintenance = maintenance;
+    this.cipher = cipher;
+    this.metrics = metrics;
+    this.owner = config.serverId() + "#" + ProcessHandle.current().pid() + "#" + UUID.randomUUID();
     this.staleMs = staleMs;
   }
 
   @Override
   public Future<?> start() {
-    chunks = new RedriveChunk(node, vertx);
+    chunks = new RedriveChunk(config, db, cipher, metrics, vertx);
     vertx.setPeriodic(CLAIM_PERIOD_MS, t -> claim());
     return vertx.eventBus().<Object>localConsumer(Addresses.REDRIVE_NUDGE, m -> claim()).completion();
   }
@@ -98,7 +113,7 @@ public final class RedriveVerticle extends VerticleBase {
     } else if (t.oneByOne > 0) {
       t.oneByOne--;
       work = tasks.next(t.id).compose(next -> next == null ? finish(t, "completed") : move(t, next));
-    } else if (node.maintenance().pushMaintenance()) {
+    } else if (maintenance.pushMaintenance()) {
       work = heartbeat(t); // nothing may be written to the log: the task waits on the same row
     } else {
       work = chunk(t);

@@ -1,6 +1,17 @@
 package io.queenvertx.http;
 
-import io.queenvertx.boot.NodeContext;
+import io.queenvertx.http.routes.ApiRoutes;
+import io.queenvertx.http.server.DashboardRoutes;
+import io.queenvertx.http.routes.OpenApiRoutes;
+import io.queenvertx.http.server.ConnectionLimits;
+import io.queenvertx.http.server.ErrorContract;
+import io.queenvertx.http.server.OriginGuard;
+import io.queenvertx.http.server.PathGuard;
+import io.queenvertx.http.server.RequestIds;
+import io.queenvertx.http.server.RouteTable;
+import io.queenvertx.http.server.StrictFraming;
+import io.queenvertx.http.server.Tenancy;
+import io.queenvertx.node.NodeContext;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.http.HttpServer;

@@ -1,11 +1,10 @@
 package io.queenvertx.log;
 
 import io.queenvertx.codec.Segment;
+import io.queenvertx.db.PushProcedures;
+import io.queenvertx.db.SegmentProcedures;
 import io.queenvertx.codec.UuidV7;
 import io.vertx.core.Future;
-import io.vertx.sqlclient.Pool;
-import io.vertx.sqlclient.Row;
-import io.vertx.sqlclient.Tuple;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -33,23 +32,19 @@ final class DedupReader {
   static final int FILL_ROWS = 512;
   /** A partition whose window is too big to cache is probed in full for this long before another warm-up. */
   static final long SKIP_MS = 60_000;
-  /** A warm-up starts from the partition's last offset and dedup window (DedupCache#warmed)... */
-  private static final String WARM_HEAD = "SELECT last_offset, dedup_window_seconds FROM queen.log_dedup_head($1)";
-  /**
-   * ...then reads every log_txns row at or below that offset still inside the window, in offset order, a page at a
-   * time; a gap fill reads the rows after an offset with no upper bound and no window (R__20_push.sql).
-   */
-  private static final String TXNS =
-      "SELECT base_offset, end_offset, hashes, at_us FROM queen.log_dedup_txns($1, $2, $3, $4, $5)";
-
-  private final Pool pool;
+  // A warm-up starts from the partition's last offset and dedup window (DedupCache#warmed), then reads every
+  // log_txns row at or below that offset still inside the window, in offset order, a page at a time; a gap fill
+  // reads the rows after an offset with no upper bound and no window (R__20_push.sql).
+  private final PushProcedures pushes;
+  private final SegmentProcedures segments;
   private final DedupCache dedup;
   /** Partitions whose dedup-cache warm-up or gap fill is running, and those too big to cache, until when. */
   private final Set<LogWriterVerticle.PartitionKey> reading = new HashSet<>();
   private final Map<LogWriterVerticle.PartitionKey, Long> skipUntil = new HashMap<>();
 
-  DedupReader(Pool pool, DedupCache dedup) {
-    this.pool = pool;
+  DedupReader(PushProcedures pushes, SegmentProcedures segments, DedupCache dedup) {
+    this.pushes = pushes;
+    this.segments = segments;
     this.dedup = dedup;
   }
 
@@ -57,14 +52,15 @@ final class DedupReader {
    * Teaches the dedup cache a committed segment ({@code count} frames from {@code base}, the row of its
    * {@code log_push_multi} result), and starts the read it asks for (warm-up or gap fill).
    */
-  void remember(LogWriterVerticle.PartitionKey key, UUID pid, long base, int count, byte[] hashes, Row r) {
+  void remember(LogWriterVerticle.PartitionKey key, UUID pid, long base, int count, byte[] hashes,
+                PushProcedures.Written r) {
     if (!dedup.enabled()) return;
-    var createdAt = r.getOffsetDateTime("created_at");
+    var createdAt = r.createdAt();
     if (createdAt == null) {
       dedup.drop(key);
       return;
     }
-    switch (dedup.written(key, pid, base, count, hashes, micros(createdAt), r.getInteger("window_seconds"))) {
+    switch (dedup.written(key, pid, base, count, hashes, micros(createdAt), r.windowSeconds())) {
       case WARM -> warm(key, pid);
       case FILL -> fill(key, pid);
       default -> { }
@@ -80,15 +76,15 @@ final class DedupReader {
     Long skip = skipUntil.get(key);
     if (skip != null && skip > System.currentTimeMillis()) return;
     if (!reading.add(key)) return;
-    pool.preparedQuery(WARM_HEAD).execute(Tuple.of(pid)).onComplete(ar -> {
-      if (ar.failed() || ar.result().size() == 0) {
+    pushes.dedupHead(pid).onComplete(ar -> {
+      if (ar.failed() || ar.result() == null) {
         reading.remove(key);
         if (ar.failed()) log.debug("dedup cache warm-up of {} failed: {}", pid, ar.cause().toString());
         return;
       }
-      var head = ar.result().iterator().next();
-      long last = head.getLong(0);
-      int window = head.getInteger(1);
+      var head = ar.result();
+      long last = head.lastOffset();
+      int window = head.windowSeconds();
       if (window <= 0) {
         reading.remove(key);
         return;
@@ -99,7 +95,7 @@ final class DedupReader {
 
   private void warmPage(LogWriterVerticle.PartitionKey key, UUID pid, int window, long last, long after,
       List<DedupCache.TxnRow> rows) {
-    pool.preparedQuery(TXNS).execute(Tuple.of(pid, after, last, window, WARM_PAGE_ROWS)).onComplete(ar -> {
+    pushes.dedupTxns(pid, after, last, window, WARM_PAGE_ROWS).onComplete(ar -> {
       if (ar.failed()) {
         reading.remove(key);
         log.debug("dedup cache warm-up of {} failed: {}", pid, ar.cause().toString());
@@ -130,7 +126,7 @@ final class DedupReader {
   private void fill(LogWriterVerticle.PartitionKey key, UUID pid) {
     long from = dedup.gapStart(key, pid);
     if (from < -1 || !reading.add(key)) return;
-    pool.preparedQuery(TXNS).execute(Tuple.of(pid, from, Long.MAX_VALUE, null, FILL_ROWS)).onComplete(ar -> {
+    pushes.dedupTxns(pid, from, Long.MAX_VALUE, null, FILL_ROWS).onComplete(ar -> {
       reading.remove(key);
       if (ar.failed()) {
         dedup.drop(key);
@@ -145,22 +141,18 @@ final class DedupReader {
     });
   }
 
-  private static DedupCache.TxnRow txnRow(Row row) {
-    return new DedupCache.TxnRow(row.getLong(0), row.getLong(1), row.getBuffer(2).getBytes(), row.getLong(3));
+  private static DedupCache.TxnRow txnRow(PushProcedures.TxnRow row) {
+    return new DedupCache.TxnRow(row.baseOffset(), row.endOffset(), row.hashes(), row.atMicros());
   }
 
   /** The id of the frame already stored at {@code off}: decoded from its covering segment, else the all-zero uuid. */
   Future<UUID> originalMessageId(UUID pid, long off) {
-    return pool
-        .preparedQuery("SELECT base_offset, blob FROM queen.log_segment_at($1, $2)")
-        .execute(Tuple.of(pid, off))
-        .map(rows -> {
-          var it = rows.iterator();
-          if (!it.hasNext()) return UuidV7.ZERO;
-          var row = it.next();
+    return segments.at(pid, off)
+        .map(row -> {
+          if (row == null) return UuidV7.ZERO;
           try {
-            var seg = Segment.decode(row.getBuffer("blob").getBytes());
-            return seg.frame((int) (off - row.getLong("base_offset"))).messageId();
+            var seg = Segment.decode(row.blob());
+            return seg.frame((int) (off - row.baseOffset())).messageId();
           } catch (Exception e) {
             return UuidV7.ZERO;
           }

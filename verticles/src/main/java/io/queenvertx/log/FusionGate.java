@@ -1,6 +1,6 @@
 package io.queenvertx.log;
 
-import io.queenvertx.boot.EngineSettings;
+import io.queenvertx.kernel.EngineSettings;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.core.internal.VertxInternal;

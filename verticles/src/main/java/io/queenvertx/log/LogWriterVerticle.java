@@ -1,6 +1,10 @@
 package io.queenvertx.log;
 
-import io.queenvertx.boot.NodeContext;
+import io.queenvertx.metrics.BrokerMetrics;
+import io.queenvertx.kernel.MaintenanceFlags;
+import io.queenvertx.db.Database;
+import io.queenvertx.kernel.Config;
+import io.queenvertx.db.SqlState;
 import io.queenvertx.bus.Addresses;
 import io.queenvertx.bus.LocalCodec;
 import io.queenvertx.bus.PushCommand;
@@ -11,6 +15,7 @@ import io.queenvertx.codec.EnvelopeCipher;
 import io.queenvertx.codec.Frame;
 import io.queenvertx.codec.TxnHash;
 import io.queenvertx.codec.UuidV7;
+import io.queenvertx.db.PushProcedures;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.json.JsonArray;
@@ -38,7 +43,7 @@ import org.slf4j.LoggerFactory;
  * no locks, and its SQL round trips complete on that thread without a hand-off (as a worker verticle, each write cost
  * two more thread wake-ups). What could hold the loop runs on the worker pool ({@link Offload}): zstd and encryption of
  * more than 64 KiB of payload, and every spool file access. Its helpers are plain objects used only from the writer's
- * context: {@link PushEncryption} (which queues are encrypted, encrypting, the QCRYPT retry), {@link Spooler} (the
+ * context: {@link PushEncryption} (which queues are encrypted, encrypting, the QV103 retry), {@link Spooler} (the
  * disk spool: maintenance and failed-write spooling, the drain), {@link DedupReader} (the dedup cache's warm-up and
  * gap fill) and {@link FusionGate} (whether a small bundle waits for more pushes while others are in flight). HTTP
  * pushes arrive through its {@link PushInbox}, other callers' through the event bus.
@@ -52,17 +57,16 @@ public final class LogWriterVerticle extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(LogWriterVerticle.class);
   static final int MAX_FRAMES_PER_SEGMENT = 1000;
   static final int MAX_DUPLICATE_RETRIES = 3;
-  private static final String PUSH_MULTI = "SELECT idx, status, partition_id, base_offset, created_at, window_seconds, "
-      + "dups FROM queen.log_push_multi($1::uuid[], $2::text[], $3::text[], $4::int[], $5::bytea[], $6::bytea[], "
-      + "$7::bigint[], $8::uuid[], $9::uuid[], $10::boolean[])";
-  /** SQL's answer when a partition of the bundle vanished (its queue was deleted) between resolution and lock. */
-  static final String STALE = "QSTALE";
   /** Partition ids remembered per (tenant, queue, partition), so a push locks by primary key without a name probe. */
   static final int MAX_KNOWN_PARTITIONS = 200_000;
 
   record PartitionKey(UUID tenant, String queue, String partition) {}
 
-  private final NodeContext node;
+  private final Config config;
+  private final Database db;
+  private final MaintenanceFlags maintenance;
+  private final BrokerMetrics metrics;
+  private final PushProcedures pushes;
   private final QueueSettings settings;
   private final Transactions transactions;
   private final DedupCache dedup;
@@ -76,7 +80,7 @@ public final class LogWriterVerticle extends VerticleBase {
    */
   private final Map<PartitionKey, ArrayList<Slot>> spoolPending = new LinkedHashMap<>();
   private final Set<PartitionKey> inFlight = new HashSet<>();
-  /** (tenant, queue, partition) to partition id, learned from results; a stale one makes SQL answer QSTALE. */
+  /** (tenant, queue, partition) to partition id, learned from results; a stale one makes SQL answer QV107. */
   private final Map<PartitionKey, UUID> knownPartitions = new LinkedHashMap<>(1024, 0.75f, true) {
     @Override
     protected boolean removeEldestEntry(Map.Entry<PartitionKey, UUID> eldest) {
@@ -89,23 +93,28 @@ public final class LogWriterVerticle extends VerticleBase {
   private boolean dispatchScheduled;
   private FusionGate gate;
 
-  public LogWriterVerticle(NodeContext node, Optional<EnvelopeCipher> cipher) {
-    this.node = node;
-    this.settings = new QueueSettings(node.pool());
-    this.transactions = new Transactions(node, cipher, settings);
-    this.dedup = new DedupCache(node.config().engine().dedupCacheMb());
-    this.dedupReader = new DedupReader(node.pool(), dedup);
+  public LogWriterVerticle(Config config, Database db, MaintenanceFlags maintenance, BrokerMetrics metrics,
+                           Optional<EnvelopeCipher> cipher) {
+    this.config = config;
+    this.db = db;
+    this.maintenance = maintenance;
+    this.metrics = metrics;
+    this.pushes = db.pushes();
+    this.settings = new QueueSettings(pushes);
+    this.transactions = new Transactions(db, metrics, config.engine().zstdLevel(), cipher, settings);
+    this.dedup = new DedupCache(config.engine().dedupCacheMb());
+    this.dedupReader = new DedupReader(pushes, db.segments(), dedup);
     this.encryption = new PushEncryption(cipher, settings);
   }
 
   @Override
   public Future<?> start() {
-    return Offload.disk(context, () -> new Spool(node.config().spool().dir(), node.config().spool().eventsPerFile()))
+    return Offload.disk(context, () -> new Spool(config.spool().dir(), config.spool().eventsPerFile()))
         .compose(this::startWith);
   }
 
   private Future<?> startWith(Spool spool) {
-    spooler = new Spooler(node, context, spool, encryption, new Spooler.Writer() {
+    spooler = new Spooler(db, maintenance, metrics, context, spool, encryption, new Spooler.Writer() {
       @Override
       public void enqueue(Request req, int index, Frame frame) {
         LogWriterVerticle.this.enqueue(req, index, frame);
@@ -116,10 +125,10 @@ public final class LogWriterVerticle extends VerticleBase {
         LogWriterVerticle.this.scheduleDispatch();
       }
     });
-    vertx.setPeriodic(Math.max(10, node.config().spool().flushMs()), t -> spooler.drain());
-    gate = FusionGate.on(vertx, context, node.config().engine(), this::dispatch);
+    vertx.setPeriodic(Math.max(10, config.spool().flushMs()), t -> spooler.drain());
+    gate = FusionGate.on(vertx, context, config.engine(), this::dispatch);
     spooler.publishStats(vertx);
-    node.metrics().gauge("queen_dedup_cache_fingerprints", "transaction-id fingerprints in the push dedup cache",
+    metrics.gauge("queen_dedup_cache_fingerprints", "transaction-id fingerprints in the push dedup cache",
         dedup::size);
     vertx.eventBus().<JsonObject>consumer(Addresses.QUEUE_CHANGED, m -> {
       settings.invalidate(m.body().getString("tenant"), m.body().getString("queue"));
@@ -127,7 +136,7 @@ public final class LogWriterVerticle extends VerticleBase {
       forgetPartitions(m.body().getString("tenant"), m.body().getString("queue"));
     });
     var tx = vertx.eventBus().<TransactionCommand>localConsumer(Addresses.TRANSACTION,
-        m -> node.metrics().stats.transaction(m.body(), transactions.run(vertx, m.body())).onComplete(ar -> {
+        m -> metrics.stats.transaction(m.body(), transactions.run(vertx, m.body())).onComplete(ar -> {
           if (ar.succeeded()) m.reply(ar.result(), LocalCodec.OPTIONS);
           else m.fail(500, ar.cause().getMessage());
         }));
@@ -144,9 +153,9 @@ public final class LogWriterVerticle extends VerticleBase {
 
   /** One push request, from the event bus or the HTTP route's {@link PushInbox}; {@code reply} gets its outcomes. */
   private void push(PushCommand cmd, Consumer<List<PushOutcome>> reply) {
-    node.metrics().pushRequests.increment();
+    metrics.pushRequests.increment();
     long t0 = System.nanoTime();
-    var req = new Request(cmd, out -> reply.accept(node.metrics().pushAnswered(cmd.tenant(), out, t0)), false);
+    var req = new Request(cmd, out -> reply.accept(metrics.pushAnswered(cmd.tenant(), out, t0)), false);
     List<PushItem> items = cmd.items();
     if (items.isEmpty()) {
       reply.accept(List.of());
@@ -158,7 +167,7 @@ public final class LogWriterVerticle extends VerticleBase {
       encryption.storedPayloads(context, items, encrypted).onComplete(p -> {
         // Never fails either (a payload that cannot be encrypted is null); if it did, every item is answered failed.
         byte[][] stored = p.succeeded() ? p.result() : new byte[items.size()][];
-        if (node.maintenance().pushMaintenance()) spooler.spoolRequest(req, encrypted, stored);
+        if (maintenance.pushMaintenance()) spooler.spoolRequest(req, encrypted, stored);
         else accept(req, encrypted, stored);
       });
     });
@@ -217,7 +226,7 @@ public final class LogWriterVerticle extends VerticleBase {
 
   private void dispatch() {
     dispatchScheduled = false;
-    while (bundlesInFlight < node.config().engine().pushBundlesInFlight()) {
+    while (bundlesInFlight < config.engine().pushBundlesInFlight()) {
       List<PackedSegment> bundle = new ArrayList<>();
       // Live pushes first, but a waiting replay always has one bundle going, so steady traffic cannot starve it.
       boolean replay = spoolBundlesInFlight == 0 && !spoolPending.isEmpty();
@@ -252,7 +261,7 @@ public final class LogWriterVerticle extends VerticleBase {
     for (var e : from.entrySet()) {
       if (inFlight.contains(e.getKey())) continue;
       taken.add(e.getKey());
-      if (taken.size() >= node.config().engine().pushPartitionsPerBundle()) break;
+      if (taken.size() >= config.engine().pushPartitionsPerBundle()) break;
     }
     return taken;
   }
@@ -268,21 +277,21 @@ public final class LogWriterVerticle extends VerticleBase {
 
   /**
    * Packs one bundle's segments ({@link Offload}: on the worker pool when large), writes it in one
-   * {@code log_push_multi} call and dispatches the answer: QCRYPT (encrypt and go again), QSTALE (go again by name), a
+   * {@code log_push_multi} call and dispatches the answer: QV103 (encrypt and go again), QV107 (go again by name), a
    * failed write or pack (spooled), or each segment's result row.
    */
   private void write(List<PackedSegment> bundle, List<PartitionKey> keys, boolean replay) {
     int n = bundle.size();
     long[] t0 = new long[1];
-    node.metrics().pushWriteSegments.record(n);
-    int level = node.config().engine().zstdLevel();
+    metrics.pushWriteSegments.record(n);
+    int level = config.engine().zstdLevel();
     Offload.cpu(context, PackedSegment.payloadBytes(bundle), () -> PackedSegment.compress(bundle, level))
         .compose(packed -> {
           t0[0] = System.nanoTime();
-          return node.pool().preparedQuery(PUSH_MULTI).execute(PackedSegment.params(bundle));
+          return pushes.pushMulti(PackedSegment.segments(bundle));
         })
         .onComplete(ar -> {
-          if (t0[0] != 0) node.metrics().pushWrites.record(System.nanoTime() - t0[0], TimeUnit.NANOSECONDS);
+          if (t0[0] != 0) metrics.pushWrites.record(System.nanoTime() - t0[0], TimeUnit.NANOSECONDS);
           List<Future<?>> followUps = new ArrayList<>();
           if (ar.failed() && PushEncryption.isCrypt(ar.cause())) {
             // A queue of the bundle is encrypted though our cached flag said not: nothing was written. Read the
@@ -301,12 +310,12 @@ public final class LogWriterVerticle extends VerticleBase {
             }
           } else if (ar.failed()) {
             log.warn("push write failed ({} segments): {}", n, ar.cause().getMessage());
-            node.metrics().stats.dbError();
+            metrics.stats.dbError();
             for (PackedSegment s : bundle) followUps.add(spooler.spoolFailedWrite(s, ar.cause()));
           } else {
             Map<String, Landed> landed = new LinkedHashMap<>();
             int i = 0;
-            for (io.vertx.sqlclient.Row r : ar.result()) {
+            for (PushProcedures.Written r : ar.result()) {
               PackedSegment s = bundle.get(i++);
               followUps.add(onSegmentResult(s, r, landed));
             }
@@ -326,7 +335,8 @@ public final class LogWriterVerticle extends VerticleBase {
   }
 
   private static boolean isStale(Throwable e) {
-    return e.getMessage() != null && e.getMessage().contains(STALE);
+    // SQL's answer when a partition of the bundle vanished (its queue was deleted) between resolution and lock
+    return SqlState.PUSH_PARTITION_STALE.is(e);
   }
 
   /** Back to the head of the partition's queue, ahead of frames that arrived during this write. */
@@ -348,15 +358,15 @@ public final class LogWriterVerticle extends VerticleBase {
    * One segment's result row: {@code queued} (counted into {@code landed}, taught to the dedup cache) or
    * {@code duplicate} (the named frames answered with the stored frame's id, the others queued again).
    */
-  private Future<?> onSegmentResult(PackedSegment seg, io.vertx.sqlclient.Row r, Map<String, Landed> landed) {
-    UUID pid = r.getUUID("partition_id");
+  private Future<?> onSegmentResult(PackedSegment seg, PushProcedures.Written r, Map<String, Landed> landed) {
+    UUID pid = r.partitionId();
     if (pid != null) knownPartitions.put(seg.key, pid);
-    if ("queued".equals(r.getString("status"))) {
-      long base = r.getLong("base_offset");
+    if (r.queued()) {
+      long base = r.baseOffset();
       seg.queued = true;
       seg.pid = pid;
       seg.base = base;
-      node.metrics().pushedMessages.increment(seg.slots.size());
+      metrics.pushedMessages.increment(seg.slots.size());
       landed.computeIfAbsent(seg.key.tenant() + "\u001f" + seg.key.queue(),
           k -> new Landed(seg.key, pid, base + seg.slots.size() - 1)).partitions++;
       dedupReader.remember(seg.key, pid, base, seg.slots.size(), seg.hashes, r);
@@ -364,9 +374,7 @@ public final class LogWriterVerticle extends VerticleBase {
     }
     // duplicate: the frames named in "dups" exist in the window; nothing was written, so the others go again.
     Map<Integer, Long> dups = new HashMap<>();
-    Object raw = r.getValue("dups");
-    JsonArray list = raw instanceof JsonArray a ? a : new JsonArray();
-    for (Object o : list) {
+    for (Object o : r.dups()) {
       JsonObject d = (JsonObject) o;
       dups.put(d.getInteger("i"), d.getLong("off"));
     }

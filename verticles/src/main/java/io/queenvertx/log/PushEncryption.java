@@ -1,5 +1,6 @@
 package io.queenvertx.log;
 
+import io.queenvertx.db.SqlState;
 import io.queenvertx.bus.PushItem;
 import io.queenvertx.codec.EnvelopeCipher;
 import io.queenvertx.codec.Frame;
@@ -20,7 +21,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The push path's encryption: which queues store their payloads encrypted (the flag, via {@link QueueSettings}),
- * encrypting a payload, and preparing a bundle the push transaction refused with {@code QCRYPT} for its retry.
+ * encrypting a payload, and preparing a bundle the push transaction refused with QV103 for its retry.
  *
  * <p>A plain object owned by the log writer and used from its context; encrypting more than 64 KiB of payload runs on
  * the worker pool ({@link Offload}), which only calls the cipher (one per thread). The flag cache it reads
@@ -32,7 +33,6 @@ final class PushEncryption {
    * SQL's answer when a segment of plaintext frames targets a queue whose encryption_enabled the push transaction
    * reads as true (our cached flag was stale): nothing was written; the flags are read again and the frames encrypted.
    */
-  static final String CRYPT = "QCRYPT";
 
   private final Optional<EnvelopeCipher> cipher;
   private final QueueSettings settings;
@@ -45,7 +45,7 @@ final class PushEncryption {
   /**
    * Per queue of this request: whether its payloads are stored encrypted. A queue whose flag lookup failed is absent
    * (its items are encrypted, see {@link #encrypts}). Without a key nothing is looked up and every queue maps to
-   * false: the push transaction refuses plaintext for an encrypted queue (QCRYPT) and those items then fail. The
+   * false: the push transaction refuses plaintext for an encrypted queue (QV103) and those items then fail. The
    * future never fails.
    */
   Future<Map<String, Boolean>> flagsFor(UUID tenant, List<PushItem> items) {
@@ -140,9 +140,9 @@ final class PushEncryption {
     }
   }
 
-  /** Whether a write failed because it carried plaintext for an encrypted queue ({@link #CRYPT}). */
+  /** Whether a write failed because it carried plaintext for an encrypted queue (QV103). */
   static boolean isCrypt(Throwable e) {
-    return e.getMessage() != null && e.getMessage().contains(CRYPT);
+    return SqlState.PUSH_PLAINTEXT_FOR_ENCRYPTED.is(e);
   }
 
   static boolean allEncrypted(List<Slot> slots) {
@@ -151,7 +151,7 @@ final class PushEncryption {
   }
 
   /**
-   * After QCRYPT: drops the cached flags of the bundle's queues that had plaintext frames, reads them again, encrypts
+   * After QV103: drops the cached flags of the bundle's queues that had plaintext frames, reads them again, encrypts
    * those frames where the queue is encrypted and hands each segment's slots to {@code requeue} (back at the head of
    * their partition). A frame whose flag cannot be read or that cannot be encrypted fails; it is never written as
    * plaintext. The encryption runs on the worker pool when large ({@link Offload}); the future completes on
@@ -168,7 +168,7 @@ final class PushEncryption {
       flags.put(k, settings.encryptionEnabled(s.key.tenant(), s.key.queue()));
     }
     return Future.join(new ArrayList<>(flags.values())).eventually(() -> {
-      // QCRYPT said these queues are encrypted: a flag that could not be read again changes nothing.
+      // QV103 said these queues are encrypted: a flag that could not be read again changes nothing.
       Map<Slot, String> toEncrypt = new IdentityHashMap<>();
       long bytes = 0;
       for (PackedSegment s : bundle) {

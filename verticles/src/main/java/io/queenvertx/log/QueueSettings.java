@@ -1,8 +1,7 @@
 package io.queenvertx.log;
 
 import io.vertx.core.Future;
-import io.vertx.sqlclient.Pool;
-import io.vertx.sqlclient.Tuple;
+import io.queenvertx.db.PushProcedures;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
@@ -11,20 +10,20 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * Per (tenant, queue) encryption flag, read once and cached until the queue is configured or deleted (the
  * {@code queue.changed} announcement invalidates it on every clustered node) or until a push write is refused with
- * {@code QCRYPT}. A queue that does not exist yet is not encrypted.
+ * QV103. A queue that does not exist yet is not encrypted.
  *
  * <p>The cache is an optimisation, never the guarantee: the push transaction checks each segment against the flag it
  * reads itself ({@code queen.log_push_multi}), which covers nodes that are not clustered and announcements that
  * arrive late. A failed lookup is a failed future, never "not encrypted".
  */
 final class QueueSettings {
-  private final Pool pool;
+  private final PushProcedures pushes;
   private final Map<String, Boolean> encryption = new ConcurrentHashMap<>();
   /** Bumped by every invalidation: a lookup that was in flight across one does not cache what it read. */
   private final AtomicLong generation = new AtomicLong();
 
-  QueueSettings(Pool pool) {
-    this.pool = pool;
+  QueueSettings(PushProcedures pushes) {
+    this.pushes = pushes;
   }
 
   Future<Boolean> encryptionEnabled(UUID tenant, String queue) {
@@ -32,11 +31,8 @@ final class QueueSettings {
     Boolean cached = encryption.get(k);
     if (cached != null) return Future.succeededFuture(cached);
     long gen = generation.get();
-    return pool.preparedQuery("SELECT queen.queue_encryption($1, $2)")
-        .execute(Tuple.of(tenant, queue))
-        .map(rows -> {
-          var it = rows.iterator();
-          boolean on = it.hasNext() && Boolean.TRUE.equals(it.next().getBoolean(0));
+    return pushes.encryptionEnabled(tenant, queue)
+        .map(on -> {
           // A read that may predate an invalidation is used once but not remembered.
           if (generation.get() == gen) encryption.put(k, on);
           return on;

@@ -15,7 +15,7 @@ import java.util.UUID;
  * context (no locking); a large bundle's frames are read, not changed, by its packing on the worker pool.
  */
 final class Slot {
-  /** Replaced only by an encrypted copy when the write answered QCRYPT. */
+  /** Replaced only by an encrypted copy when the write answered QV103. */
   Frame frame;
   final byte[] hash;
   final Request owner;

@@ -1,7 +1,10 @@
 package io.queenvertx.log;
 
-import io.queenvertx.boot.NodeContext;
-import io.queenvertx.boot.SystemState;
+import io.queenvertx.metrics.BrokerMetrics;
+import io.queenvertx.kernel.MaintenanceFlags;
+import io.queenvertx.db.Database;
+import io.queenvertx.db.SqlState;
+import io.queenvertx.db.SystemState;
 import io.queenvertx.bus.Addresses;
 import io.queenvertx.bus.PushCommand;
 import io.queenvertx.bus.PushItem;
@@ -13,7 +16,6 @@ import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
-import io.vertx.pgclient.PgException;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
@@ -59,7 +61,9 @@ final class Spooler {
   /** What became of one spooled event in a replay: landed, or failed with the write's error (null if none). */
   record Replayed(Spool.Event event, boolean landed, Throwable cause) {}
 
-  private final NodeContext node;
+  private final Database db;
+  private final MaintenanceFlags maintenance;
+  private final BrokerMetrics metrics;
   private final Context context;
   private final Spool spool;
   private final PushEncryption encryption;
@@ -80,8 +84,11 @@ final class Spooler {
   private boolean switchRead;
   private boolean switchReading;
 
-  Spooler(NodeContext node, Context context, Spool spool, PushEncryption encryption, Writer writer) {
-    this.node = node;
+  Spooler(Database db, MaintenanceFlags maintenance, BrokerMetrics metrics, Context context, Spool spool,
+          PushEncryption encryption, Writer writer) {
+    this.db = db;
+    this.maintenance = maintenance;
+    this.metrics = metrics;
     this.context = context;
     this.spool = spool;
     this.encryption = encryption;
@@ -99,10 +106,10 @@ final class Spooler {
 
   /** The spool's gauges and the {@code SPOOL_STATS} answer (the status routes' buffer figures). */
   void publishStats(Vertx vertx) {
-    node.metrics().gauge("queen_file_buffer_pending", "push events waiting in this node's spool", spool::pendingEvents);
-    node.metrics().gauge("queen_file_buffer_failed",
+    metrics.gauge("queen_file_buffer_pending", "push events waiting in this node's spool", spool::pendingEvents);
+    metrics.gauge("queen_file_buffer_failed",
         "spooled push events the database refused, set aside in the spool's failed/ folder", spool::rejectedEvents);
-    node.metrics().gauge("queen_file_buffer_db_healthy", "1 while the spool can drain, 0 while its replays fail",
+    metrics.gauge("queen_file_buffer_db_healthy", "1 while the spool can drain, 0 while its replays fail",
         () -> healthy() ? 1 : 0);
     vertx.eventBus().<Object>localConsumer(Addresses.SPOOL_STATS, m -> m.reply(new JsonObject()
         .put("bufferedMessages", spool.pendingEvents()).put("bufferHealthy", healthy())
@@ -138,7 +145,7 @@ final class Spooler {
     Future<Boolean> written = events.isEmpty() ? Future.succeededFuture(true) : Offload.disk(context, () -> append(events));
     written.onComplete(ar -> {
       String status = ar.succeeded() && ar.result() ? "buffered" : "failed";
-      if ("buffered".equals(status)) node.metrics().bufferedMessages.increment(events.size());
+      if ("buffered".equals(status)) metrics.bufferedMessages.increment(events.size());
       List<PushOutcome> out = new ArrayList<>(items.size());
       for (int i = 0; i < items.size(); i++) {
         out.add(new PushOutcome(i, ids[i], txns[i], items.get(i).queue(), refused[i] ? "failed" : status, null, -1));
@@ -192,13 +199,13 @@ final class Spooler {
   private void readSwitch() {
     if (switchReading) return;
     switchReading = true;
-    SystemState.read(node.pool()).onComplete(ar -> {
+    db.system().read().onComplete(ar -> {
       switchReading = false;
       if (ar.failed()) { // tried again on the next tick; meanwhile the spool cannot drain
         if (spool.pendingEvents() > 0) drainFailures = Math.max(1, drainFailures);
         return;
       }
-      if (ar.result().push()) node.maintenance().setPush(true);
+      if (ar.result().push()) maintenance.setPush(true);
       switchRead = true;
     });
   }
@@ -212,7 +219,7 @@ final class Spooler {
       readSwitch();
       return;
     }
-    if (draining || node.maintenance().pushMaintenance()) return;
+    if (draining || maintenance.pushMaintenance()) return;
     if (System.currentTimeMillis() < nextDrainAt) return;
     draining = true;
     Offload.disk(context, this::nextBatch).onComplete(next -> {
@@ -312,7 +319,7 @@ final class Spooler {
     for (Replayed r : results) {
       seen.add(r.event());
       if (r.landed()) done.add(r.event());
-      else if (permanent(r.cause())) rejected.add(r);
+      else if (SqlState.refusesData(r.cause())) rejected.add(r);
       else retry.add(r.event());
     }
     for (Spool.Event e : batch) if (!seen.contains(e)) retry.add(e); // the replay itself failed
@@ -321,7 +328,7 @@ final class Spooler {
     if (rejected.size() == 1) {
       // Alone in its write and refused by the database: the one event it will never accept.
       Replayed r = rejected.get(0);
-      String reason = reason(r.cause());
+      String reason = SqlState.describe(r.cause());
       spool.reject(r.event(), reason);
       done.add(r.event());
       log.error("spool event set aside into failed/ (queue {}, partition {}, transactionId {}): {}",
@@ -331,7 +338,7 @@ final class Spooler {
       for (Replayed r : rejected) bad.add(r.event());
       halves = halves(bad);
       log.warn("spool replay of {} events refused by the database ({}); replaying them apart to find the bad ones",
-          bad.size(), reason(rejected.get(0).cause()));
+          bad.size(), SqlState.describe(rejected.get(0).cause()));
     }
     for (int i = halves.size() - 1; i >= 0; i--) drainPlan.addFirst(halves.get(i));
     if (!retry.isEmpty()) {
@@ -376,21 +383,4 @@ final class Spooler {
     return List.of(new ArrayList<>(bad.subList(0, mid)), new ArrayList<>(bad.subList(mid, bad.size())));
   }
 
-  /**
-   * Whether the database refused the data itself, so that a replay can never succeed: a data exception (SQLSTATE
-   * class 22), a constraint violation (23), a program limit such as an over-long index row (54), or the push
-   * function's own refusal of a malformed segment. Anything else, unreachable, closed, busy, out of resources,
-   * serialization failures, unknown errors, is transient: the event waits and is replayed.
-   */
-  static boolean permanent(Throwable t) {
-    if (!(t instanceof PgException pg) || pg.getSqlState() == null) return false;
-    String state = pg.getSqlState();
-    if (state.startsWith("22") || state.startsWith("23") || state.startsWith("54")) return true;
-    return "P0001".equals(state) && pg.getMessage() != null && pg.getMessage().contains("QPUSH bad");
-  }
-
-  static String reason(Throwable t) {
-    if (t instanceof PgException pg) return "SQLSTATE " + pg.getSqlState() + ": " + pg.getErrorMessage();
-    return String.valueOf(t);
-  }
 }

@@ -1,13 +1,9 @@
 package io.queenvertx.maintenance;
 
-import io.queenvertx.boot.NodeContext;
+import io.queenvertx.kernel.Config;
+import io.queenvertx.db.MaintenanceProcedures;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
-import io.vertx.core.json.JsonObject;
-import io.vertx.sqlclient.Row;
-import io.vertx.sqlclient.Tuple;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
@@ -26,33 +22,32 @@ public final class RetentionVerticle extends VerticleBase {
   static final int CANDIDATES_PER_CYCLE = 1000;
   static final int MAX_STEPS_PER_PARTITION = 50;
 
-  private final NodeContext node;
+  private final Config config;
+  private final MaintenanceProcedures procedures;
   private final String holder;
   private final AtomicLong framesDeleted = new AtomicLong();
   private boolean running;
 
-  public RetentionVerticle(NodeContext node) {
-    this.node = node;
-    this.holder = node.config().serverId() + "#" + ProcessHandle.current().pid();
+  public RetentionVerticle(Config config, MaintenanceProcedures procedures) {
+    this.config = config;
+    this.procedures = procedures;
+    this.holder = config.serverId() + "#" + ProcessHandle.current().pid();
   }
 
   @Override
   public Future<?> start() {
-    vertx.setPeriodic(node.config().maintenance().retentionIntervalMs(), t -> cycle());
+    vertx.setPeriodic(config.maintenance().retentionIntervalMs(), t -> cycle());
     return Future.succeededFuture();
   }
 
   private void cycle() {
     if (running) return;
     running = true;
-    long period = node.config().maintenance().retentionIntervalMs();
-    node.pool().preparedQuery("SELECT queen.maintenance_claim($1, $2, $3)")
-        .execute(Tuple.of(TASK, holder, period))
-        .compose(rows -> {
-          Long fence = rows.iterator().next().getLong(0);
+    long period = config.maintenance().retentionIntervalMs();
+    procedures.claim(TASK, holder, period)
+        .compose(fence -> {
           if (fence == null) return Future.succeededFuture();
-          return runCycle().transform(ar -> node.pool().preparedQuery("SELECT queen.maintenance_release($1, $2, $3)")
-              .execute(Tuple.of(TASK, fence, ar.succeeded())).mapEmpty());
+          return runCycle().transform(ar -> procedures.release(TASK, fence, ar.succeeded()));
         })
         .onComplete(ar -> {
           running = false;
@@ -61,11 +56,8 @@ public final class RetentionVerticle extends VerticleBase {
   }
 
   private Future<Void> runCycle() {
-    return node.pool().preparedQuery("SELECT partition_id FROM queen.retention_candidates($1)")
-        .execute(Tuple.of(CANDIDATES_PER_CYCLE))
-        .compose(rows -> {
-          List<UUID> pids = new ArrayList<>();
-          for (Row r : rows) pids.add(r.getUUID(0));
+    return procedures.candidates(CANDIDATES_PER_CYCLE)
+        .compose(pids -> {
           Future<Void> chain = Future.succeededFuture();
           for (UUID pid : pids) chain = chain.compose(v -> steps(pid, 0));
           return chain;
@@ -78,22 +70,19 @@ public final class RetentionVerticle extends VerticleBase {
    * a bounded number of statements per cycle; traces are removed by their own age only, never with their queue.
    */
   private Future<Void> purgeTraces(int batches) {
-    var t = node.config().traces();
-    if (t.retentionDays() <= 0 || batches >= io.queenvertx.boot.TracesSettings.MAX_PURGE_BATCHES) {
+    var t = config.traces();
+    if (t.retentionDays() <= 0 || batches >= io.queenvertx.kernel.TracesSettings.MAX_PURGE_BATCHES) {
       return Future.succeededFuture();
     }
-    return node.pool().preparedQuery("SELECT queen.traces_purge($1, $2)")
-        .execute(Tuple.of(t.retentionDays(), t.purgeBatch()))
-        .compose(rows -> rows.iterator().next().getInteger(0) < t.purgeBatch() ? Future.succeededFuture()
+    return procedures.purgeTraces(t.retentionDays(), t.purgeBatch())
+        .compose(n -> n < t.purgeBatch() ? Future.succeededFuture()
             : purgeTraces(batches + 1));
   }
 
   private Future<Void> steps(UUID pid, int n) {
     if (n >= MAX_STEPS_PER_PARTITION) return Future.succeededFuture();
-    return node.pool().preparedQuery("SELECT queen.log_retention_step($1, $2)")
-        .execute(Tuple.of(pid, node.config().maintenance().retentionBatchSize()))
-        .compose(rows -> {
-          JsonObject r = (JsonObject) rows.iterator().next().getValue(0);
+    return procedures.retentionStep(pid, config.maintenance().retentionBatchSize())
+        .compose(r -> {
           framesDeleted.addAndGet(r.getLong("deleted", 0L));
           return r.getBoolean("done", true) ? Future.succeededFuture() : steps(pid, n + 1);
         });

@@ -24,7 +24,7 @@ import java.util.function.Supplier;
  */
 public final class BrokerMetrics {
   private final PrometheusMeterRegistry registry =
-      io.queenvertx.stats.MeterNaming.apply(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
+      io.queenvertx.metrics.MeterNaming.apply(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
   private final long startedAt = System.currentTimeMillis();
   public final Counter pushRequests = counter("queen_push_requests_total", "push requests");
   public final Counter pushedMessages = counter("queen_messages_pushed_total", "messages stored by push");
@@ -58,7 +58,7 @@ public final class BrokerMetrics {
   public final Timer pushLatency = Timer.builder("queen_push_request_seconds")
       .description("push requests in the log writer, accepted to answered").register(registry);
   /** Per-minute operation counters, written to PostgreSQL by the stats flusher. */
-  public final io.queenvertx.stats.OpStats stats = new io.queenvertx.stats.OpStats();
+  public final io.queenvertx.metrics.OpStats stats = new io.queenvertx.metrics.OpStats();
 
   /** A push answered {@code out}, accepted at {@code t0} (nanoTime): its latency and statistics; returns {@code out}. */
   public <T extends java.util.List<io.queenvertx.bus.PushOutcome>> T pushAnswered(java.util.UUID tenant, T out, long t0) {

@@ -1,5 +1,6 @@
 package io.queenvertx.stats;
 
+import io.queenvertx.db.StatsStore;
 import io.vertx.core.Future;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.RowSet;

@@ -1,6 +1,10 @@
 package io.queenvertx.stats;
 
-import io.queenvertx.boot.NodeContext;
+import io.queenvertx.db.Database;
+import io.queenvertx.kernel.Config;
+import io.queenvertx.metrics.OpStats;
+import io.queenvertx.metrics.StatsCounters;
+import io.queenvertx.db.StatsStore;
 import io.queenvertx.bus.Addresses;
 import io.queenvertx.metrics.BrokerMetrics;
 import io.vertx.core.Future;
@@ -39,7 +43,9 @@ public final class StatsFlusher extends VerticleBase {
   static final int PURGE_BATCHES_PER_CYCLE = 20;
   static final long STOP_FLUSH_TIMEOUT_S = 3;
 
-  private final NodeContext node;
+  private final Config config;
+  private final Database db;
+  private final BrokerMetrics metrics;
   private final OpStats stats;
   private final StatsStore store;
   private final ArrayDeque<StatsCounters.Drained> unsent = new ArrayDeque<>();
@@ -48,10 +54,12 @@ public final class StatsFlusher extends VerticleBase {
   private long gaugedMinute = -1;
   private boolean purging;
 
-  public StatsFlusher(NodeContext node) {
-    this.node = node;
-    this.stats = node.metrics().stats;
-    this.store = new StatsStore(node.pool());
+  public StatsFlusher(Config config, Database db, BrokerMetrics metrics) {
+    this.config = config;
+    this.db = db;
+    this.metrics = metrics;
+    this.stats = metrics.stats;
+    this.store = db.stats();
   }
 
   @Override
@@ -62,7 +70,7 @@ public final class StatsFlusher extends VerticleBase {
       host = "";
     }
     gaugedMinute = stats.counters().minuteNow() - 1;
-    vertx.setPeriodic(node.config().stats().flushIntervalMs(), t -> flush(false));
+    vertx.setPeriodic(config.stats().flushIntervalMs(), t -> flush(false));
     vertx.setPeriodic(PURGE_EVERY_MS, t -> purge());
     vertx.setTimer(5_000, t -> purge());
     return vertx.eventBus().<Object>localConsumer(Addresses.STATS_FLUSH, m -> flush(true).onComplete(ar -> {
@@ -110,7 +118,7 @@ public final class StatsFlusher extends VerticleBase {
         nodes.addAll(u.nodes());
         queues.addAll(u.queues());
       }
-      return store.flush(node.config().serverId(), host, nodes, queues).onSuccess(r -> unsent.clear())
+      return store.flush(config.serverId(), host, nodes, queues).onSuccess(r -> unsent.clear())
           .onFailure(e -> log.warn("stats flush failed ({} waiting): {}", unsent.size(), e.getMessage()));
     });
   }
@@ -133,8 +141,8 @@ public final class StatsFlusher extends VerticleBase {
       double load = os.getProcessCpuLoad();
       if (load >= 0) row.put("cpu_process_pct", (float) (load * 100));
     }
-    BrokerMetrics m = node.metrics();
-    row.put("db_pool_size", node.config().postgres().poolSize());
+    BrokerMetrics m = metrics;
+    row.put("db_pool_size", config.postgres().poolSize());
     JsonObject target = row;
     m.sqlPoolGauge("vertx.pool.in.use").ifPresent(v -> target.put("db_pool_active", (int) v));
     row.put("parked_pops", (int) m.parkedPolls.get());
@@ -159,7 +167,7 @@ public final class StatsFlusher extends VerticleBase {
 
   private Future<Void> purgeBatches(int done) {
     if (done >= PURGE_BATCHES_PER_CYCLE) return Future.succeededFuture();
-    return store.purge(node.config().stats().retentionDays(), PURGE_BATCH)
+    return store.purge(config.stats().retentionDays(), PURGE_BATCH)
         .compose(n -> n >= PURGE_BATCH ? purgeBatches(done + 1) : Future.succeededFuture());
   }
 }

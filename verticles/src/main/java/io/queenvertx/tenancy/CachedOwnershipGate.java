@@ -1,9 +1,9 @@
 package io.queenvertx.tenancy;
 
+import io.queenvertx.kernel.OwnershipGate;
+import io.queenvertx.db.QueueProcedures;
 import io.vertx.core.Future;
 import io.vertx.core.shareddata.AsyncMap;
-import io.vertx.sqlclient.Pool;
-import io.vertx.sqlclient.Tuple;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
@@ -20,13 +20,13 @@ public final class CachedOwnershipGate implements OwnershipGate {
   public static final String MAP = "queen.ownership";
   static final int NEAR_CAPACITY = 100_000;
 
-  private final Pool pool;
+  private final QueueProcedures queues;
   private final Future<AsyncMap<String, String>> shared;
   private final Map<UUID, UUID> near = new ConcurrentHashMap<>();
   private final AtomicLong queries = new AtomicLong();
 
-  public CachedOwnershipGate(Pool pool, Future<AsyncMap<String, String>> shared) {
-    this.pool = pool;
+  public CachedOwnershipGate(QueueProcedures queues, Future<AsyncMap<String, String>> shared) {
+    this.queues = queues;
     this.shared = shared;
   }
 
@@ -47,10 +47,8 @@ public final class CachedOwnershipGate implements OwnershipGate {
 
   private Future<Boolean> query(UUID tenant, UUID partitionId) {
     queries.incrementAndGet();
-    return pool.preparedQuery("SELECT EXISTS (SELECT 1 FROM queen.partition_tenant($1) WHERE tenant_id = $2)")
-        .execute(Tuple.of(partitionId, tenant))
-        .map(rows -> {
-          boolean owned = Boolean.TRUE.equals(rows.iterator().next().getBoolean(0));
+    return queues.owns(tenant, partitionId)
+        .map(owned -> {
           if (owned) {
             remember(partitionId, tenant);
             shared.onSuccess(m -> m.put(partitionId.toString(), tenant.toString()));

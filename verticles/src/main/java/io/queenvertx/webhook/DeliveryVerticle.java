@@ -1,6 +1,7 @@
 package io.queenvertx.webhook;
 
-import io.queenvertx.boot.NodeContext;
+import io.queenvertx.db.Database;
+import io.queenvertx.db.WebhookStore;
 import io.queenvertx.bus.AckCommand;
 import io.queenvertx.bus.AckItem;
 import io.queenvertx.bus.Addresses;
@@ -17,8 +18,8 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.client.WebClient;
 import io.vertx.ext.web.client.WebClientOptions;
-import io.queenvertx.webhook.WebhookStore.Delivery;
-import io.queenvertx.webhook.WebhookStore.Outcome;
+import io.queenvertx.db.WebhookStore.Delivery;
+import io.queenvertx.db.WebhookStore.Outcome;
 import io.vertx.sqlclient.Row;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -104,8 +105,8 @@ public final class DeliveryVerticle extends VerticleBase {
   private final WebhookStore store;
   private final Map<UUID, Endpoint> endpoints = new HashMap<>();
 
-  public DeliveryVerticle(NodeContext node) {
-    this.store = new WebhookStore(node.pool());
+  public DeliveryVerticle(Database db) {
+    this.store = db.webhooks();
   }
 
   @Override

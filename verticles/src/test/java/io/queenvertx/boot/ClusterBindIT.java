@@ -1,5 +1,6 @@
 package io.queenvertx.boot;
 
+import io.queenvertx.kernel.Config;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

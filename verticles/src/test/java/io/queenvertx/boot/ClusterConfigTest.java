@@ -1,5 +1,6 @@
 package io.queenvertx.boot;
 
+import io.queenvertx.kernel.ClusterSettings;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.hazelcast.config.Config;

@@ -1,5 +1,8 @@
 package io.queenvertx.boot;
 
+import io.queenvertx.kernel.Config;
+import io.queenvertx.kernel.ConfigException;
+import io.queenvertx.kernel.PostgresSettings;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

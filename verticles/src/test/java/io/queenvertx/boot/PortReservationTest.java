@@ -1,5 +1,7 @@
 package io.queenvertx.boot;
 
+import io.queenvertx.kernel.BootException;
+import io.queenvertx.kernel.HttpSettings;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

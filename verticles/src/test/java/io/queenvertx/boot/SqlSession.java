@@ -1,5 +1,6 @@
 package io.queenvertx.boot;
 
+import io.queenvertx.kernel.Config;
 import io.queenvertx.testing.TestDatabase;
 import java.sql.Connection;
 import java.sql.DriverManager;

@@ -1,5 +1,6 @@
 package io.queenvertx.consumer;
 
+import io.queenvertx.db.AckFusion;
 import static io.queenvertx.testing.Wire.ack;
 import static io.queenvertx.testing.Wire.item;
 import static io.queenvertx.testing.Wire.push;

@@ -1,6 +1,6 @@
 package io.queenvertx.dashboard;
 
-import io.queenvertx.boot.Config;
+import io.queenvertx.kernel.Config;
 import io.queenvertx.testing.TestDatabase;
 import io.queenvertx.testing.TestNode;
 import io.vertx.core.json.JsonArray;

@@ -2,7 +2,7 @@ package io.queenvertx.db;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.queenvertx.boot.Config;
+import io.queenvertx.kernel.Config;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;

@@ -2,7 +2,7 @@ package io.queenvertx.db;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.queenvertx.boot.Config;
+import io.queenvertx.kernel.Config;
 import org.junit.jupiter.api.Test;
 
 /** The replay lag {@link ReadPool} reads a replica by ({@link ReadPool.History}). */

@@ -2,7 +2,7 @@ package io.queenvertx.ha;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.queenvertx.boot.Config;
+import io.queenvertx.kernel.Config;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;

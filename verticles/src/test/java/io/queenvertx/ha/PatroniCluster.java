@@ -1,6 +1,6 @@
 package io.queenvertx.ha;
 
-import io.queenvertx.boot.Config;
+import io.queenvertx.kernel.Config;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.io.IOException;

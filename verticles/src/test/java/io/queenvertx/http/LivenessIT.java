@@ -2,7 +2,7 @@ package io.queenvertx.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.queenvertx.boot.Config;
+import io.queenvertx.kernel.Config;
 import io.queenvertx.testing.TestNode;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.nio.file.Files;

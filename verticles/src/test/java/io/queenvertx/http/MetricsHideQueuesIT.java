@@ -3,8 +3,8 @@ package io.queenvertx.http;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.queenvertx.boot.Config;
-import io.queenvertx.boot.ConfigException;
+import io.queenvertx.kernel.Config;
+import io.queenvertx.kernel.ConfigException;
 import io.queenvertx.testing.TestNode;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;

@@ -1,9 +1,11 @@
 package io.queenvertx.http;
 
+import io.queenvertx.http.routes.ApiRoutes;
+import io.queenvertx.http.server.RouteTable;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.queenvertx.boot.MaintenanceFlags;
-import io.queenvertx.boot.NodeContext;
+import io.queenvertx.kernel.MaintenanceFlags;
+import io.queenvertx.node.NodeContext;
 import io.queenvertx.metrics.BrokerMetrics;
 import io.queenvertx.testing.NodeFixture;
 import io.queenvertx.testing.TestNode;
@@ -24,7 +26,7 @@ class OpenApiIT {
 
   static Set<String> declaredRoutes() {
     var n = node.node();
-    var ctx = new NodeContext(n.config(), n.pool(), n.ownershipGate(), new MaintenanceFlags(), Optional.empty(),
+    var ctx = new NodeContext(n.config(), n.database(), n.ownershipGate(), new MaintenanceFlags(), Optional.empty(),
         new BrokerMetrics());
     var table = new RouteTable(Router.router(n.vertx()), 1024);
     ApiRoutes.mount(table, ctx, n.vertx());

@@ -1,5 +1,7 @@
 package io.queenvertx.http;
 
+import io.queenvertx.http.server.RequestMeters;
+import io.queenvertx.http.server.RequestMetersFactory;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 

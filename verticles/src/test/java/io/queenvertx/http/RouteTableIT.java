@@ -2,7 +2,7 @@ package io.queenvertx.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.queenvertx.boot.HttpSettings;
+import io.queenvertx.kernel.HttpSettings;
 import io.queenvertx.testing.NodeFixture;
 import io.queenvertx.testing.TestNode;
 import java.io.ByteArrayOutputStream;

@@ -97,9 +97,13 @@ class PushEncryptionTest {
 
   @Test
   void onlyAQcryptRefusalIsACryptRetry() {
+    assertThat(PushEncryption.isCrypt(new io.vertx.pgclient.PgException(
+        "QCRYPT plaintext frames for encrypted queue(s): q", "ERROR", "QV103", null))).isTrue();
+    assertThat(PushEncryption.isCrypt(new io.vertx.pgclient.PgException(
+        "QSTALE 1 of 1 partitions of this bundle no longer exist", "ERROR", "QV107", null))).isFalse();
+    // the text alone decides nothing
     assertThat(PushEncryption.isCrypt(new RuntimeException("ERROR: QCRYPT plaintext frames for encrypted queue(s): q")))
-        .isTrue();
-    assertThat(PushEncryption.isCrypt(new RuntimeException("ERROR: QSTALE partition gone"))).isFalse();
+        .isFalse();
     assertThat(PushEncryption.isCrypt(new RuntimeException((String) null))).isFalse();
   }
 }

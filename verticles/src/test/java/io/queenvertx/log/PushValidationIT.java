@@ -26,7 +26,7 @@ class PushValidationIT {
     return new JsonObject().put("items", a).encode();
   }
 
-  static long queues(io.queenvertx.boot.Config.Database db, String prefix) {
+  static long queues(io.queenvertx.kernel.Config.Database db, String prefix) {
     return TestDatabase.queryLong(db, "SELECT count(*) FROM queen.queues WHERE name LIKE '" + prefix + "%'");
   }
 

@@ -80,7 +80,7 @@ class SpoolerTest {
     // spoolFailedWrite reads neither the node nor the encryption: the database plays no part in it. Its file access
     // runs on the worker pool of a context.
     var vertx = io.vertx.core.Vertx.vertx();
-    var spooler = new Spooler(null, vertx.getOrCreateContext(), spool, null, null);
+    var spooler = new Spooler(null, null, null, vertx.getOrCreateContext(), spool, null, null);
     var key = new LogWriterVerticle.PartitionKey(T1, "q", "p");
 
     AtomicReference<List<PushOutcome>> live = new AtomicReference<>();

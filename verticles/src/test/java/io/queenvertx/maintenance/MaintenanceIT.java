@@ -23,7 +23,7 @@ class MaintenanceIT {
         .put("transactionId", txn).put("payload", new JsonObject().put("txn", txn))));
   }
 
-  static long frames(io.queenvertx.boot.Config.Database db, String queue) {
+  static long frames(io.queenvertx.kernel.Config.Database db, String queue) {
     return TestDatabase.queryLong(db, "SELECT COALESCE(sum(s.end_offset - s.base_offset + 1), 0) FROM "
         + "queen.log_segments s JOIN queen.log_partitions p ON p.id = s.partition_id JOIN queen.queues q "
         + "ON q.id = p.queue_id WHERE q.name = '" + queue + "'");

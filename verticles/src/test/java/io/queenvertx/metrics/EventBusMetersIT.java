@@ -5,7 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import io.queenvertx.http.RequestMetersFactory;
+import io.queenvertx.http.server.RequestMetersFactory;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;

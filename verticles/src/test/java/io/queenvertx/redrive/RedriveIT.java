@@ -2,7 +2,7 @@ package io.queenvertx.redrive;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.queenvertx.boot.Config;
+import io.queenvertx.kernel.Config;
 import io.queenvertx.testing.BrokerProcess;
 import io.queenvertx.testing.TestDatabase;
 import io.queenvertx.testing.TestNode;

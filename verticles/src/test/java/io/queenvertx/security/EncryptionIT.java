@@ -3,7 +3,7 @@ package io.queenvertx.security;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.queenvertx.boot.Config;
+import io.queenvertx.kernel.Config;
 import io.queenvertx.testing.TestDatabase;
 import io.queenvertx.testing.TestNode;
 import io.vertx.core.json.JsonArray;

@@ -2,7 +2,7 @@ package io.queenvertx.security;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.queenvertx.boot.Config;
+import io.queenvertx.kernel.Config;
 import io.queenvertx.codec.Frame;
 import io.queenvertx.codec.Segment;
 import io.queenvertx.testing.TestCluster;

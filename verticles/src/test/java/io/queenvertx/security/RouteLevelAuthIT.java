@@ -4,10 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.queenvertx.auth.AuthHandler;
 import io.queenvertx.auth.JwtVerifier;
-import io.queenvertx.boot.Config;
-import io.queenvertx.boot.JwtSettings;
-import io.queenvertx.http.ErrorContract;
-import io.queenvertx.http.RouteTable;
+import io.queenvertx.kernel.Config;
+import io.queenvertx.kernel.JwtSettings;
+import io.queenvertx.http.server.ErrorContract;
+import io.queenvertx.http.server.RouteTable;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.json.JsonObject;

@@ -4,7 +4,7 @@ import static io.queenvertx.testing.Wire.item;
 import static io.queenvertx.testing.Wire.push;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.queenvertx.boot.Config;
+import io.queenvertx.kernel.Config;
 import io.queenvertx.bus.Addresses;
 import io.queenvertx.testing.NodeFixture;
 import io.queenvertx.testing.TestDatabase;

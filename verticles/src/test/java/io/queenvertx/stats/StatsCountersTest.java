@@ -1,5 +1,7 @@
 package io.queenvertx.stats;
 
+import io.queenvertx.metrics.OpStats;
+import io.queenvertx.metrics.StatsCounters;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.queenvertx.bus.PushOutcome;

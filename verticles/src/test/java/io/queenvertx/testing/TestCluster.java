@@ -1,7 +1,7 @@
 package io.queenvertx.testing;
 
 import com.hazelcast.config.XmlConfigBuilder;
-import io.queenvertx.boot.Config;
+import io.queenvertx.kernel.Config;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;

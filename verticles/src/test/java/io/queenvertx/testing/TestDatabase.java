@@ -1,7 +1,7 @@
 package io.queenvertx.testing;
 
-import io.queenvertx.boot.Config;
 import io.queenvertx.boot.Migrations;
+import io.queenvertx.kernel.Config;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.sql.DriverManager;
 import java.util.ArrayList;

@@ -1,6 +1,6 @@
 package io.queenvertx.testing;
 
-import io.queenvertx.boot.Config;
+import io.queenvertx.kernel.Config;
 import io.queenvertx.boot.Node;
 import io.vertx.core.json.Json;
 import io.vertx.core.json.JsonArray;

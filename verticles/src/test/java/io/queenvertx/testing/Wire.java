@@ -2,7 +2,7 @@ package io.queenvertx.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.queenvertx.boot.Config;
+import io.queenvertx.kernel.Config;
 import io.queenvertx.testing.TestNode.Reply;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;

@@ -3,7 +3,7 @@ package io.queenvertx.webhook;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.queenvertx.bus.Addresses;
-import io.queenvertx.boot.Config;
+import io.queenvertx.kernel.Config;
 import io.queenvertx.testing.TestDatabase;
 import io.queenvertx.testing.NodeFixture;
 import io.queenvertx.testing.TestNode;

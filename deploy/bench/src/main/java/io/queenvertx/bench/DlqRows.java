@@ -40,7 +40,7 @@ final class DlqRows {
   // ---------------------------------------------------------------- redrive
 
   JsonObject redrive() throws Exception {
-    Bench.Opts o = b.o;
+    Opts o = b.o;
     JsonObject out = new JsonObject();
     long setup0 = System.nanoTime();
     long dead;
@@ -206,7 +206,7 @@ final class DlqRows {
   // ---------------------------------------------------------------- msgpage
 
   JsonObject msgpage() throws Exception {
-    Bench.Opts o = b.o;
+    Opts o = b.o;
     JsonObject out = new JsonObject();
     Instant fillStart = Instant.now();
     double fill = b.prefill(o.fill);

@@ -2,15 +2,15 @@ package io.queenvertx.webhook.api;
 
 import static io.queenvertx.webhook.api.WebhookApi.keyed;
 
-import io.queenvertx.boot.NodeContext;
+import io.queenvertx.node.NodeContext;
 import io.queenvertx.bus.Addresses;
 import io.queenvertx.bus.DlqMoveCommand;
 import io.queenvertx.bus.LocalCodec;
 import io.queenvertx.bus.Verdict;
-import io.queenvertx.http.ApiError;
-import io.queenvertx.http.RouteTable;
+import io.queenvertx.kernel.ApiError;
+import io.queenvertx.http.server.RouteTable;
 import io.queenvertx.json.Timestamps;
-import io.queenvertx.webhook.WebhookStore;
+import io.queenvertx.db.WebhookStore;
 import io.queenvertx.webhook.api.WebhookApi.Reply;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;

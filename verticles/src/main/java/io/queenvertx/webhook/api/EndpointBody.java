@@ -1,6 +1,6 @@
 package io.queenvertx.webhook.api;
 
-import io.queenvertx.webhook.WebhookStore.EndpointSettings;
+import io.queenvertx.db.WebhookStore.EndpointSettings;
 import io.vertx.core.json.JsonObject;
 import java.net.URI;
 import java.net.URISyntaxException;

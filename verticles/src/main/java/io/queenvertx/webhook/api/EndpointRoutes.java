@@ -3,10 +3,10 @@ package io.queenvertx.webhook.api;
 import static io.queenvertx.webhook.api.WebhookApi.keyed;
 
 import io.queenvertx.bus.Addresses;
-import io.queenvertx.http.RouteTable;
+import io.queenvertx.http.server.RouteTable;
 import io.queenvertx.json.Timestamps;
 import io.queenvertx.webhook.DeliveryVerticle;
-import io.queenvertx.webhook.WebhookStore;
+import io.queenvertx.db.WebhookStore;
 import io.queenvertx.webhook.api.WebhookApi.Reply;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;

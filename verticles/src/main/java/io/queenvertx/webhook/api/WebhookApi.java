@@ -1,11 +1,11 @@
 package io.queenvertx.webhook.api;
 
-import io.queenvertx.boot.NodeContext;
-import io.queenvertx.http.ApiError;
-import io.queenvertx.http.ErrorContract;
-import io.queenvertx.http.RequestIds;
-import io.queenvertx.http.RouteTable;
-import io.queenvertx.webhook.WebhookStore;
+import io.queenvertx.node.NodeContext;
+import io.queenvertx.kernel.ApiError;
+import io.queenvertx.http.server.ErrorContract;
+import io.queenvertx.http.server.RequestIds;
+import io.queenvertx.http.server.RouteTable;
+import io.queenvertx.db.WebhookStore;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
@@ -59,7 +59,7 @@ public final class WebhookApi {
   public static void mount(RouteTable routes, NodeContext node, Vertx vertx) {
     RouteTable table = routes.subRouter(PREFIX, ORDER, router(vertx));
     Map<String, UUID> keys = node.config().security().webhookApiKeys();
-    var store = new WebhookStore(node.pool());
+    var store = node.db().webhooks();
     EndpointRoutes.mount(table, keys, new EndpointRoutes(store, vertx));
     DeadLetterRoutes.mount(table, keys, new DeadLetterRoutes(store, node, vertx));
   }

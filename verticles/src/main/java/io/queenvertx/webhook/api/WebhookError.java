@@ -1,7 +1,7 @@
 package io.queenvertx.webhook.api;
 
 import io.queenvertx.auth.AuthRefused;
-import io.queenvertx.http.ApiError;
+import io.queenvertx.kernel.ApiError;
 import io.vertx.core.json.DecodeException;
 
 /**

@@ -2,9 +2,9 @@ package io.queenvertx.webhook.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.queenvertx.http.ApiError;
-import io.queenvertx.http.ErrorContract;
-import io.queenvertx.http.RouteTable;
+import io.queenvertx.kernel.ApiError;
+import io.queenvertx.http.server.ErrorContract;
+import io.queenvertx.http.server.RouteTable;
 import io.queenvertx.testing.NodeFixture;
 import io.queenvertx.testing.TestNode;
 import io.queenvertx.testing.TestNode.Reply;

@@ -1,0 +1,37 @@
+package io.queenvertx.db;
+
+import io.vertx.sqlclient.SqlConnection;
+
+/**
+ * The procedure facades bound to one open transaction ({@link Database#transaction}): what they call commits or rolls
+ * back together.
+ */
+public final class Transaction {
+  private final PushProcedures pushes;
+  private final AckProcedures acks;
+  private final DlqProcedures dlq;
+  private final SegmentProcedures segments;
+
+  Transaction(SqlConnection conn) {
+    this.pushes = new PushProcedures(conn);
+    this.acks = new AckProcedures(conn);
+    this.dlq = new DlqProcedures(conn, conn);
+    this.segments = new SegmentProcedures(conn);
+  }
+
+  public PushProcedures pushes() {
+    return pushes;
+  }
+
+  public AckProcedures acks() {
+    return acks;
+  }
+
+  public DlqProcedures dlq() {
+    return dlq;
+  }
+
+  public SegmentProcedures segments() {
+    return segments;
+  }
+}

@@ -1,0 +1,130 @@
+package io.queenvertx.http.routes;
+
+import io.queenvertx.http.server.Bodies;
+import io.queenvertx.http.server.ErrorContract;
+import io.queenvertx.http.server.Identity;
+import io.queenvertx.http.server.RouteTable;
+import io.queenvertx.http.server.Tenancy;
+import io.queenvertx.kernel.ApiError;
+import io.queenvertx.bus.AckItem;
+import io.queenvertx.bus.Addresses;
+import io.queenvertx.bus.PushItem;
+import io.queenvertx.bus.TransactionCommand;
+import io.queenvertx.codec.UuidV7;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.Json;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * {@code POST /api/v1/transaction} (API.md §5.6). Only pre-flight validation answers 400; once the bundle reached
+ * the database every outcome, failures included, is a 200.
+ */
+final class TransactionRoutes {
+  private TransactionRoutes() {}
+
+  static void mount(RouteTable routes, Vertx vertx) {
+    routes.post("/api/v1/transaction", ctx -> {
+      JsonObject b = Bodies.object(ctx);
+      var cmd = parse(b, Tenancy.of(ctx), Identity.subject(ctx));
+      Bus.<JsonObject>request(vertx, Addresses.TRANSACTION, cmd)
+          .onSuccess(r -> ErrorContract.send(ctx, 200, r))
+          .onFailure(ctx::fail);
+    });
+  }
+
+  /**
+   * Top-level fields of Queen 2.x transactions that this broker does not implement (the client's {@code .kv}, {@code
+   * .once(...)} and {@code .timer(...)} riders). Each changes what the bundle means (a {@code required} kv gate makes a
+   * redelivery abort), so a bundle carrying one is refused whole instead of committing without it.
+   */
+  static final List<String> UNSUPPORTED = List.of("kv", "timers");
+
+  static TransactionCommand parse(JsonObject b, UUID tenant, String sub) {
+    for (String field : UNSUPPORTED) {
+      if (b.getValue(field) != null) {
+        throw refuse("transaction `" + field + "` is not supported by this broker (no " + field
+            + " operations): nothing of the transaction was applied; send the bundle without `" + field + "`");
+      }
+    }
+    if (!(b.getValue("operations") instanceof JsonArray ops)) {
+      throw refuse("transaction requires an operations array (or a top-level kv/timers array)");
+    }
+    List<TransactionCommand.Op> out = new ArrayList<>();
+    for (Object o : ops) {
+      if (!(o instanceof JsonObject op) || !(op.getValue("type") instanceof String type)) {
+        throw refuse("every transaction operation needs a `type` of push or ack");
+      }
+      switch (type) {
+        case "push" -> {
+          if (op.getValue("items") instanceof JsonArray items) {
+            for (Object i : items) {
+              if (!(i instanceof JsonObject item)) throw refuse("every push item must be an object");
+              out.add(pushOp(item, out.size()));
+            }
+          } else {
+            out.add(pushOp(op, out.size()));
+          }
+        }
+        case "ack" -> out.add(new TransactionCommand.Op(null, null, ackOp(op)));
+        default -> throw refuse("segments transaction supports only push and ack operations, got `" + type + "`");
+      }
+    }
+    List<String> leases = new ArrayList<>();
+    if (b.getValue("requiredLeases") instanceof JsonArray rl) {
+      for (Object l : rl) if (l instanceof String s && !s.isEmpty() && !leases.contains(s)) leases.add(s);
+    }
+    return new TransactionCommand(tenant, sub, out, leases);
+  }
+
+  private static TransactionCommand.Op pushOp(JsonObject item, int index) {
+    String queue;
+    try {
+      queue = PushRoutes.requiredString(item, "queue");
+    } catch (ApiError e) {
+      throw refuse("push operation needs a `queue`");
+    }
+    String partition = item.getValue("partition") instanceof String p ? p : PushRoutes.DEFAULT_PARTITION;
+    String txn = item.getValue("transactionId") instanceof String t ? t : null;
+    if (item.getValue("transactionId") != null && txn == null) {
+      throw refuse("bad body: invalid type for `transactionId`, expected a string");
+    }
+    Object payload = item.containsKey("payload") ? item.getValue("payload")
+        : item.containsKey("data") ? item.getValue("data") : new JsonObject();
+    UUID trace = null;
+    if (item.getValue("traceId") instanceof String t && !t.isEmpty()) {
+      try {
+        trace = UUID.fromString(t);
+      } catch (IllegalArgumentException e) {
+        throw refuse("traceId must be a UUID, got `" + t + "`");
+      }
+    }
+    PushItem pushed;
+    try {
+      // the same per-item rules as /push: nothing of a request with a bad item reaches the database
+      pushed = PushRoutes.validated(queue, partition, txn, Json.encodeToBuffer(payload).getBytes(), index);
+    } catch (ApiError e) {
+      throw refuse(e.getMessage());
+    }
+    return new TransactionCommand.Op(pushed, trace, null);
+  }
+
+  private static AckItem ackOp(JsonObject op) {
+    if (!(op.getValue("transactionId") instanceof String txn) || !(op.getValue("partitionId") instanceof String pid)) {
+      throw refuse("ack operation needs `transactionId` and `partitionId`");
+    }
+    String group = op.getValue("consumerGroup") instanceof String g && !g.isEmpty() ? g : PopRoutes.QUEUE_MODE;
+    String lease = op.getValue("leaseId") instanceof String l && !l.isEmpty() ? l : null;
+    String error = op.getValue("error") instanceof String e && !e.isEmpty() ? e : null;
+    String status = op.getValue("status") instanceof String s ? s : null;
+    return new AckItem(txn, pid, AckRoutes.normaliseStatus(status), lease, error, group);
+  }
+
+  private static ApiError refuse(String text) {
+    return ApiError.withBody(400, new JsonObject().put("transactionId", UuidV7.next().toString())
+        .put("success", false).put("reason", "bad_request").put("error", text).put("results", new JsonArray()));
+  }
+}
