@@ -49,12 +49,14 @@ if len(sys.argv) > 1 and sys.argv[1] == '--median':
             if line.startswith('{'):
                 j = json.loads(line)
                 groups.setdefault(j.get('label', '').split(' rev=')[0], []).append(j)
-    print('| row | runs | CPU µs/msg total | broker | PostgreSQL | msg/s | p99 ms | commits / msg | load average (start) |')
-    print('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |')
+    print('| row | runs | CPU µs/msg total | broker | of which JIT | PostgreSQL | net of idle: total | msg/s | p99 ms | commits / msg | load average (start) |')
+    print('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |')
     for label, js in groups.items():
         c = [j.get('cpu_us_per_msg') or {} for j in js]
+        net = [(j.get('cpu_us_per_msg_net') or {}).get('total') for j in js]
         print(f"| {label} | {len(js)} | **{spread([x.get('total') for x in c])}** | {spread([x.get('broker') for x in c])} "
-              f"| {spread([x.get('pg') for x in c])} | {spread([j.get('messages_per_s') for j in js], 0)} "
+              f"| {spread([x.get('broker_jit') for x in c])} "
+              f"| {spread([x.get('pg') for x in c])} | {spread(net)} | {spread([j.get('messages_per_s') for j in js], 0)} "
               f"| {spread([(j.get('latency_ms') or {}).get('p99') for j in js])} "
               f"| {spread([j.get('commits_per_msg') for j in js], 3)} | {', '.join(j.get('loadavg_start', '').split(' ')[0] for j in js)} |")
     sys.exit(0)

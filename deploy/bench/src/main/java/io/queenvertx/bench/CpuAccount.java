@@ -19,7 +19,12 @@ final class CpuAccount {
 
   /** What {@code /proc} said at one instant. Ticks are clock ticks ({@code CLK_TCK} per second); -1 when unread. */
   record ProcSnap(long brokerTicks, int postmaster, long postmasterTicks, long reapedTicks, Map<Integer, Long> children,
-      long benchTicks) {
+      long benchTicks, Map<Integer, Long> brokerJitThreads) {
+    ProcSnap(long brokerTicks, int postmaster, long postmasterTicks, long reapedTicks, Map<Integer, Long> children,
+        long benchTicks) {
+      this(brokerTicks, postmaster, postmasterTicks, reapedTicks, children, benchTicks, Map.of());
+    }
+
     /** PostgreSQL's CPU to date: the postmaster, its reaped children and its live ones; -1 without a postmaster. */
     long pgTicks() {
       if (postmaster <= 0 || postmasterTicks < 0) return -1;
@@ -29,17 +34,46 @@ final class CpuAccount {
     }
   }
 
-  /** CPU of the window in clock ticks: broker, PostgreSQL, the generator; -1 where not measurable. */
-  record Window(long brokerTicks, long pgTicks, long benchTicks) {
+  /**
+   * CPU of the window in clock ticks: broker, PostgreSQL, the generator, and the part of the broker's spent by its JIT
+   * compiler threads; -1 where not measurable.
+   */
+  record Window(long brokerTicks, long pgTicks, long benchTicks, long brokerJitTicks) {
     /** Microseconds of CPU per message ({@code NaN} when not measurable or nothing was delivered). */
     static double usPerMsg(long ticks, long clkTck, long messages) {
       if (ticks < 0 || messages <= 0 || clkTck <= 0) return Double.NaN;
       return ticks * 1e6 / clkTck / messages;
     }
+
+    /**
+     * Microseconds per message of what the load added: the window's ticks minus what the process spends idle over as
+     * long a time ({@code idleTicksPerSec}, measured before the load), floored at 0; {@code NaN} when not measurable.
+     */
+    static double netUsPerMsg(long ticks, double idleTicksPerSec, double secs, long clkTck, long messages) {
+      if (ticks < 0 || idleTicksPerSec < 0) return Double.NaN;
+      return usPerMsg(Math.max(0, Math.round(ticks - idleTicksPerSec * secs)), clkTck, messages);
+    }
   }
 
   static Window window(ProcSnap s0, ProcSnap s1) {
-    return new Window(delta(s0.brokerTicks, s1.brokerTicks), pgDelta(s0, s1), delta(s0.benchTicks, s1.benchTicks));
+    return new Window(delta(s0.brokerTicks, s1.brokerTicks), pgDelta(s0, s1), delta(s0.benchTicks, s1.benchTicks),
+        threadsDelta(s0.brokerJitThreads, s1.brokerJitThreads));
+  }
+
+  /**
+   * CPU of a set of threads between two snapshots (tid to ticks): the growth of the threads in both, plus the whole of
+   * the threads born since. A thread that ended in the window is lost (its time stays in the process's total only):
+   * HotSpot starts and stops compiler threads with the load, so this is a lower bound.
+   */
+  static long threadsDelta(Map<Integer, Long> t0, Map<Integer, Long> t1) {
+    long d = 0;
+    for (var e : t1.entrySet()) d += Math.max(0, e.getValue() - t0.getOrDefault(e.getKey(), 0L));
+    return d;
+  }
+
+  /** A HotSpot JIT compiler thread, by its name in {@code /proc/<pid>/task/<tid>/comm} (at most 15 characters). */
+  static boolean isJitThread(String comm) {
+    return comm.startsWith("C1 CompilerThre") || comm.startsWith("C2 CompilerThre");
   }
 
   /** PostgreSQL's CPU between two snapshots; -1 if either has no postmaster or the postmaster changed (a restart). */

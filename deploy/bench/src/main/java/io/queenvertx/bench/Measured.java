@@ -110,11 +110,53 @@ abstract class Measured extends BenchBase {
     if (postmasterPid <= 0) pmOwn = 0; // best effort: the sum of the processes named postgres
     String[] self = statFields((int) ProcessHandle.current().pid());
     return new CpuAccount.ProcSnap(broker, postmasterPid > 0 ? postmasterPid : 0, pmOwn, pmReaped, children,
-        self == null ? -1 : CpuAccount.ownTicks(self));
+        self == null ? -1 : CpuAccount.ownTicks(self), jitThreads(o.brokerPid));
+  }
+
+  /** The broker's JIT compiler threads now: tid to ticks. */
+  static Map<Integer, Long> jitThreads(int pid) {
+    Map<Integer, Long> m = new HashMap<>();
+    java.io.File[] tasks = pid > 0 ? new java.io.File("/proc/" + pid + "/task").listFiles() : null;
+    for (java.io.File t : tasks == null ? new java.io.File[0] : tasks) {
+      try {
+        if (!CpuAccount.isJitThread(Files.readString(t.toPath().resolve("comm")).trim())) continue;
+        m.put(Integer.parseInt(t.getName()),
+            CpuAccount.ownTicks(CpuAccount.statFields(Files.readString(t.toPath().resolve("stat")))));
+      } catch (IOException | RuntimeException ignored) {
+        // the thread ended meanwhile
+      }
+    }
+    return m;
   }
 
   Connection pgConn;
   int postmasterPid;
+  /** Idle CPU measured by {@link #measureIdle} (ticks per second; -1: not measured). */
+  double idleBrokerTps = -1;
+  double idlePgTps = -1;
+
+  /** The broker's and PostgreSQL's CPU while nothing is sent, over {@code secs} seconds. */
+  void measureIdle(int secs) {
+    Snapshot i0 = snapshot();
+    napUntil(i0.nanos + TimeUnit.SECONDS.toNanos(secs));
+    Snapshot i1 = snapshot();
+    CpuAccount.Window w = CpuAccount.window(i0.proc, i1.proc);
+    double s = (i1.nanos - i0.nanos) / 1e9;
+    idleBrokerTps = w.brokerTicks() < 0 ? -1 : w.brokerTicks() / s;
+    idlePgTps = w.pgTicks() < 0 ? -1 : w.pgTicks() / s;
+    log(String.format(Locale.ROOT, "idle: broker %.1f %%, PostgreSQL %.1f %% of a core", 100 * idleBrokerTps / CLK_TCK,
+        100 * idlePgTps / CLK_TCK));
+  }
+
+  static void napUntil(long nanos) {
+    long ms = (nanos - System.nanoTime()) / 1_000_000;
+    if (ms <= 0) return;
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
 
   void openPg() {
     if (o.pg == null) return;
@@ -224,7 +266,21 @@ abstract class Measured extends BenchBase {
     if (!Double.isNaN(broker) && !Double.isNaN(pg)) us.put("total", round2(broker + pg));
     double bench = CpuAccount.Window.usPerMsg(w.benchTicks(), CLK_TCK, deliveredMsgs);
     if (!Double.isNaN(bench)) us.put("bench", round2(bench));
+    // the broker's JIT compiler threads (a lower bound): large on a starved machine, where the JVM is still compiling
+    double jit = CpuAccount.Window.usPerMsg(w.brokerJitTicks(), CLK_TCK, deliveredMsgs);
+    if (!Double.isNaN(jit) && o.brokerPid > 0) us.put("broker_jit", round2(jit));
     j.put("cpu_us_per_msg", us);
+    if (idleBrokerTps >= 0 && idlePgTps >= 0 && w.brokerTicks() >= 0 && w.pgTicks() >= 0) {
+      // what the load added: the window's CPU minus what the processes spend idle over as long a time
+      j.put("idle_cpu_pct", new JsonObject().put("broker", round2(100 * idleBrokerTps / CLK_TCK))
+          .put("pg", round2(100 * idlePgTps / CLK_TCK)));
+      double nb = CpuAccount.Window.netUsPerMsg(w.brokerTicks(), idleBrokerTps, secs, CLK_TCK, deliveredMsgs);
+      double np = CpuAccount.Window.netUsPerMsg(w.pgTicks(), idlePgTps, secs, CLK_TCK, deliveredMsgs);
+      if (!Double.isNaN(nb) && !Double.isNaN(np)) {
+        j.put("cpu_us_per_msg_net", new JsonObject().put("broker", round2(nb)).put("pg", round2(np))
+            .put("total", round2(nb + np)));
+      }
+    }
     if (s0.machineBusy >= 0 && s1.machineBusy >= 0) {
       double machine = 100.0 * (s1.machineBusy - s0.machineBusy) / CLK_TCK / secs;
       j.put("machine_cpu_pct", round2(machine));

@@ -63,6 +63,23 @@ class CpuAccountTest {
   }
 
   @Test
+  void netMicrosecondsPerMessageLeaveOutTheIdleCpu() {
+    // 30 s window, 900 ticks used, idle at 10 ticks/s (300 over the window): 600 ticks = 6 s for 20,000 messages
+    assertEquals(300.0, CpuAccount.Window.netUsPerMsg(900, 10, 30, 100, 20_000), 1e-9);
+    // never below zero when the idle rate was higher than the window's (a noisy idle sample)
+    assertEquals(0.0, CpuAccount.Window.netUsPerMsg(100, 10, 30, 100, 20_000), 1e-9);
+    assertTrue(Double.isNaN(CpuAccount.Window.netUsPerMsg(900, -1, 30, 100, 20_000)));
+  }
+
+  @Test
+  void jitThreadsCountTheirGrowthAndTheNewOnes() {
+    assertEquals(5 + 40, CpuAccount.threadsDelta(Map.of(11, 100L, 12, 7L), Map.of(11, 105L, 13, 40L)));
+    assertTrue(CpuAccount.isJitThread("C2 CompilerThre"));
+    assertTrue(CpuAccount.isJitThread("C1 CompilerThre"));
+    assertTrue(!CpuAccount.isJitThread("vert.x-eventloo"));
+  }
+
+  @Test
   void statLineFieldsStartAfterTheLastParenthesis() {
     String line = "4242 (postgres: a) b) S 100 4242 4242 0 -1 4194560 500 0 0 0 11 22 33 44 20 0 1 0 99";
     String[] f = CpuAccount.statFields(line);
