@@ -11,6 +11,8 @@
 # Environment knobs (all optional):
 #   DURATION=60          measured seconds per row          WARMUP=10  unmeasured seconds before each row
 #   TRIALS=200           wake-up trials                    BUILD=1    0 = use the jars already built
+#   IDLE=5               seconds of the broker's and PostgreSQL's idle CPU measured before each throughput row
+#                        (cpu_us_per_msg_net leaves it out); 0 = not measured
 #   ROWS="push100 push1 drain100 popack popack1 fanout part10 part1000 part10000 part10000req redrive msgpage wakeup"
 #                        subset/order of rows to run (see the case below for what each row is)
 #   DRAIN_PREFILL        drain100 backlog (default 80000 x (DURATION+WARMUP))
@@ -29,6 +31,7 @@ root=$(cd "$here/../.." && pwd)
 DURATION=${DURATION:-60}
 WARMUP=${WARMUP:-10}
 TRIALS=${TRIALS:-200}
+IDLE=${IDLE:-5}
 BUILD=${BUILD:-1}
 ROWS=${ROWS:-"push100 push1 drain100 popack popack1 fanout part10 part1000 part10000 part10000req redrive msgpage wakeup"}
 DRAIN_PREFILL=${DRAIN_PREFILL:-$((80000 * (DURATION + WARMUP)))}
@@ -139,7 +142,7 @@ bench() { # row-label bench-args...
   local line
   # shellcheck disable=SC2086
   line=$(java $BENCH_JAVA_OPTS -jar "$BENCH_JAR" --label "$label rev=$rev" --pg "$PG_URL" \
-    --pg-user postgres --pg-password "$(cat "$work/node-a/pg-password")" --broker-pid "${pids[node-a]}" $(ref "$label") \
+    --pg-user postgres --pg-password "$(cat "$work/node-a/pg-password")" --broker-pid "${pids[node-a]}" --idle "$IDLE" $(ref "$label") \
     "$@")
   echo "$line" >> "$RESULTS"
   echo "$line"

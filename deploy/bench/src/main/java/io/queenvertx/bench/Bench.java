@@ -151,6 +151,7 @@ public final class Bench extends WakeupMode {
   /** The throughput modes ({@code push}, {@code popack}, {@code fanout}): the loops, the window and its counts. */
   private Snapshot[] runThroughput(JsonObject out) throws Exception {
     if (o.mode.equals("popack") && o.prefill > 0) out.put("prefill_s", round2(prefill(o.prefill)));
+    if (o.idle > 0) measureIdle(o.idle);
     List<CountDownLatch> latches = new ArrayList<>();
     long t0 = System.nanoTime();
     // the window is set before the loops start so that warmup is measured from the first request

@@ -63,6 +63,8 @@ final class Opts {
   String pg = null;
   String pgUser = "postgres";
   String pgPassword = "postgres";
+  int pgPostmasterPid = 0;
+  int idle = 0;
   int brokerPid = 0;
   int eventLoops = 0;
   String label = null;
@@ -98,7 +100,11 @@ final class Opts {
         "  --queue NAME            queue name                           default bench-<mode>-<random>",
         "  --pg JDBC_URL           read pg_stat_database.xact_commit before/after (e.g. jdbc:postgresql://127.0.0.1:5432/postgres)",
         "  --pg-user U --pg-password P                                  default postgres/postgres",
+        "  --pg-postmaster-pid PID PostgreSQL's postmaster (default: the parent of the --pg connection's backend,",
+        "                          else the data directory's postmaster.pid)",
         "  --broker-pid PID        sample broker CPU from /proc/PID/stat",
+        "  --idle S                before the loops start, measure S seconds of the broker's and PostgreSQL's idle CPU",
+        "                          (timers, flushers, background workers): adds idle_cpu_pct and cpu_us_per_msg_net",
         "  --event-loops N         bench event loops                    default 2*cores",
         "  --label TEXT            free text copied into the JSON line",
         "  --reference X           the reference broker's figure for this row (msg/s): adds reference and ratio");
@@ -151,6 +157,8 @@ final class Opts {
         case "--pg" -> o.pg = v;
         case "--pg-user" -> o.pgUser = v;
         case "--pg-password" -> o.pgPassword = v;
+        case "--pg-postmaster-pid" -> o.pgPostmasterPid = Integer.parseInt(v);
+        case "--idle" -> o.idle = Integer.parseInt(v);
         case "--broker-pid" -> o.brokerPid = Integer.parseInt(v);
         case "--event-loops" -> o.eventLoops = Integer.parseInt(v);
         case "--label" -> o.label = v;
