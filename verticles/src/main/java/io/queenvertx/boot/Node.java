@@ -138,7 +138,8 @@ public final class Node implements AutoCloseable {
           new DeploymentOptions().setInstances(effective.http().eventLoops()))));
       ids.add(await(vertx.deployVerticle(new DlqMoverVerticle(effective, database, metrics, cipher),
           new DeploymentOptions(worker))));
-      ids.add(await(vertx.deployVerticle(new RetentionVerticle(effective, database.maintenance()))));
+      ids.add(await(vertx.deployVerticle(new RetentionVerticle(effective, database.maintenance(), database.kv(),
+          database.locks(), metrics.state()))));
       ids.add(await(vertx.deployVerticle(new io.queenvertx.dlq.RedriveVerticle(effective, database, flags, cipher,
           metrics, effective.maintenance().redriveStaleMs()))));
       ids.add(await(vertx.deployVerticle(new io.queenvertx.webhook.DeliveryVerticle(database))));

@@ -33,6 +33,7 @@ public final class ApiRoutes {
     SystemRoutes.mount(routes, node, vertx);
     NodesRoutes.mount(routes, node, vertx);
     KvRoutes.mount(routes, node);
+    LockRoutes.mount(routes, node);
     OpenApiRoutes.mount(routes);
   }
 }
