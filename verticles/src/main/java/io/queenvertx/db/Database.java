@@ -33,6 +33,7 @@ public final class Database {
   private final RedriveTasks redriveTasks;
   private final WebhookStore webhooks;
   private final StatsStore stats;
+  private final TimerProcedures timers;
 
   /** {@code popMaxBytes}: the byte budget of every pop ({@code QUEEN_POP_MAX_BYTES}; 0: none). */
   public Database(Vertx vertx, PgServers servers, long popMaxBytes) {
@@ -56,6 +57,7 @@ public final class Database {
     this.redriveTasks = new RedriveTasks(pool);
     this.webhooks = new WebhookStore(pool);
     this.stats = new StatsStore(pool);
+    this.timers = new TimerProcedures(pool);
   }
 
   /** Runs {@code work} in one transaction: committed when its future succeeds, rolled back when it fails. */
@@ -158,5 +160,10 @@ public final class Database {
 
   public StatsStore stats() {
     return stats;
+  }
+
+  /** The timer procedures on the pool: each call its own transaction. */
+  public TimerProcedures timers() {
+    return timers;
   }
 }

@@ -11,12 +11,14 @@ public final class Transaction {
   private final AckProcedures acks;
   private final DlqProcedures dlq;
   private final SegmentProcedures segments;
+  private final TimerProcedures timers;
 
   Transaction(SqlConnection conn) {
     this.pushes = new PushProcedures(conn);
     this.acks = new AckProcedures(conn);
     this.dlq = new DlqProcedures(conn, conn);
     this.segments = new SegmentProcedures(conn);
+    this.timers = new TimerProcedures(conn);
   }
 
   public PushProcedures pushes() {
@@ -33,5 +35,10 @@ public final class Transaction {
 
   public SegmentProcedures segments() {
     return segments;
+  }
+
+  /** The timer procedures on this transaction (the {@code timers} rider, the fire's claim, push and delete). */
+  public TimerProcedures timers() {
+    return timers;
   }
 }
