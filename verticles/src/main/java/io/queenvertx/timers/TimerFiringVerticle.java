@@ -96,12 +96,10 @@ public final class TimerFiringVerticle extends VerticleBase {
       rerun = true;
       return;
     }
-    if (flags.pushMaintenance()) {
-      wake(pollMs);
-      return;
-    }
     running = true;
-    fireWhileDue(0).compose(v -> timers.probe(PROBE_CAP)).onComplete(ar -> {
+    // in push maintenance nothing fires (a fire cannot be spooled), but the gauges still follow the table
+    boolean fire = !flags.pushMaintenance();
+    (fire ? fireWhileDue(0) : Future.<Void>succeededFuture()).compose(v -> timers.probe(PROBE_CAP)).onComplete(ar -> {
       running = false;
       boolean again = rerun;
       rerun = false;
@@ -115,7 +113,7 @@ public final class TimerFiringVerticle extends VerticleBase {
       metrics.due.set(p.due());
       metrics.oldestLateMs.set(p.oldestDueAt() == null ? 0
           : Math.max(0, Duration.between(p.oldestDueAt(), p.now()).toMillis()));
-      wake(again ? 0 : nextDelay(p.nextVisibleAt(), p.now()));
+      wake(again ? 0 : fire ? nextDelay(p.nextVisibleAt(), p.now()) : pollMs);
     });
   }
 

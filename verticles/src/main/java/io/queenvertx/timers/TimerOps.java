@@ -1,9 +1,12 @@
 package io.queenvertx.timers;
 
+import io.queenvertx.codec.EnvelopeCipher;
 import io.queenvertx.codec.UuidV7;
+import io.queenvertx.db.PushProcedures;
 import io.queenvertx.db.SqlState;
 import io.queenvertx.db.TimerProcedures.Op;
 import io.queenvertx.kernel.ApiError;
+import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.json.DecodeException;
@@ -16,8 +19,12 @@ import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
+import java.util.UUID;
 
 /**
  * Timer operations as the wire sends them (docs/design/queen2-contract.md §3.2), for {@code POST /api/v1/timers} and a
@@ -191,6 +198,40 @@ public final class TimerOps {
       default -> ApiError.withBody(500, envelope("internal",
           s == SqlState.TIMER_MISALIGNED ? "timers_misaligned" : "internal", detail));
     };
+  }
+
+  /**
+   * The operations with each schedule's payload encrypted when the node has a key and its queue is encrypted now
+   * (contract §3.2: a timer of an encrypted queue never waits in clear); the flags are read with {@code pushes}. A
+   * failed lookup fails the call (never a silent plaintext). Large payloads are encrypted on a worker.
+   */
+  public static Future<List<Op>> sealed(Vertx vertx, PushProcedures pushes, Optional<EnvelopeCipher> cipher,
+                                        UUID tenant, List<Op> ops) {
+    if (cipher.isEmpty()) return Future.succeededFuture(ops);
+    Map<String, Future<Boolean>> flags = new HashMap<>();
+    for (Op o : ops) if (o.payload() != null) flags.computeIfAbsent(o.queue(), q -> pushes.encryptionEnabled(tenant, q));
+    if (flags.isEmpty()) return Future.succeededFuture(ops);
+    return Future.all(List.copyOf(flags.values())).compose(x -> {
+      long bytes = 0;
+      for (Op o : ops) if (o.payload() != null) bytes += o.payload().length;
+      java.util.concurrent.Callable<List<Op>> work = () -> {
+        List<Op> out = new ArrayList<>(ops.size());
+        for (Op o : ops) {
+          boolean enc = o.payload() != null && !o.encrypted() && flags.get(o.queue()).result();
+          out.add(!enc ? o : new Op(o.op(), o.queue(), o.timerKey(), o.partition(), o.delayMs(), o.txn(),
+              o.messageId(), cipher.get().encryptToBytes(o.payload()), true));
+        }
+        return out;
+      };
+      if (bytes <= 64 * 1024) {
+        try {
+          return Future.succeededFuture(work.call());
+        } catch (Exception e) {
+          return Future.failedFuture(e);
+        }
+      }
+      return vertx.executeBlocking(work, false);
+    });
   }
 
   /** Wakes this node's timer sweep after a commit that armed timers: {@code delayMs} the earliest of them. */

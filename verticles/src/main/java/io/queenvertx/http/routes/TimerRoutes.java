@@ -36,8 +36,9 @@ final class TimerRoutes {
     TimerProcedures timers = node.db().timers();
     TimerMetrics metrics = node.metrics().timers;
     routes.post("/api/v1/timers", ctx -> {
-      List<Op> ops = TimerOps.parseBody(Bodies.value(ctx.body().buffer()));
-      answer(ctx, apply(vertx, timers, metrics, ctx, ops).map(applied -> {
+      List<Op> parsed = TimerOps.parseBody(Bodies.value(ctx.body().buffer()));
+      answer(ctx, TimerOps.sealed(vertx, node.db().pushes(), node.cipher(), Tenancy.of(ctx), parsed)
+          .compose(ops -> apply(vertx, timers, metrics, ctx, ops)).map(applied -> {
         JsonArray results = new JsonArray();
         for (Applied a : applied) results.add(a.toJson());
         return new JsonObject().put("results", results);
