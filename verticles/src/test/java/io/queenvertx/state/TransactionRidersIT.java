@@ -127,6 +127,23 @@ class TransactionRidersIT {
   }
 
   @Test
+  void aRejectedAckRollsBackTheRidersThatRanBeforeIt() {
+    Leased in = leased("ra-in");
+    String out = Wire.queue("ra-out");
+    String ns = KvIT.ns();
+    String timers = Wire.queue("ra-timer");
+    JsonObject b = bundle(in, out, ns, timers);
+    b.getJsonArray("operations").getJsonObject(1).put("transactionId", "ghost");
+    Reply r = node.post("/api/v1/transaction", b);
+    assertThat(r.status()).isEqualTo(200);
+    assertThat(r.json().getBoolean("success")).isFalse();
+    assertThat(r.json().getString("reason")).as(r.body()).isEqualTo("ack_rejected");
+    assertThat(kvGet(ns, "count").getBoolean("found")).as("the counter, applied first, was rolled back").isFalse();
+    assertThat(timerPending(timers)).as("the timer, applied first, was rolled back").isFalse();
+    assertThat(pop(node, out, "batch=5").status()).isEqualTo(204);
+  }
+
+  @Test
   void aGuardWithAStaleFencingTokenFailsTheTransaction() {
     String name = "guard-" + Wire.shortId();
     JsonObject got = node.post("/api/v1/locks", new JsonObject().put("operations", new JsonArray()
