@@ -48,8 +48,8 @@ public final class Riders {
    * Checks the riders of a bundle before it is sent to the log writer (the route's pre-flight): a refusal is a
    * {@link StateRefused} (kv) or an {@link ApiError} carrying the timers envelope.
    */
-  static Riders of(JsonArray kv, JsonArray timers) {
-    List<KvProcedures.Op> k = kv == null ? List.of() : KvInput.parse(kv);
+  static Riders of(JsonArray kv, JsonArray timers, List<String> kvValues) {
+    List<KvProcedures.Op> k = kv == null ? List.of() : KvInput.parse(kv, kvValues);
     if (k.size() > MAX_KV_OPS) {
       throw new StateRefused(400, "kv_too_many_ops", k.size() + " kv operations in a transaction, the most is "
           + MAX_KV_OPS);
@@ -65,12 +65,12 @@ public final class Riders {
   }
 
   /** The route's pre-flight check of a bundle's riders; throws the refusal. */
-  public static void check(JsonArray kv, JsonArray timers) {
-    of(kv, timers);
+  public static void check(JsonArray kv, JsonArray timers, List<String> kvValues) {
+    of(kv, timers, kvValues);
   }
 
   static Riders of(TransactionCommand cmd) {
-    return of(cmd.kv(), cmd.timers());
+    return of(cmd.kv(), cmd.timers(), cmd.kvValues());
   }
 
   boolean isEmpty() {

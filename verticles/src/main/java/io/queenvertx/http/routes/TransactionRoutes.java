@@ -12,6 +12,7 @@ import io.queenvertx.bus.PushItem;
 import io.queenvertx.bus.TransactionCommand;
 import io.queenvertx.codec.UuidV7;
 import io.queenvertx.log.Riders;
+import io.queenvertx.state.RawValues;
 import io.queenvertx.state.StateRefused;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.Json;
@@ -32,7 +33,8 @@ final class TransactionRoutes {
   static void mount(RouteTable routes, Vertx vertx) {
     routes.post("/api/v1/transaction", ctx -> {
       JsonObject b = Bodies.object(ctx);
-      var cmd = parse(b, Tenancy.of(ctx), Identity.subject(ctx));
+      var cmd = parse(b, Tenancy.of(ctx), Identity.subject(ctx),
+          b.getValue("kv") == null ? null : RawValues.of(ctx.body().buffer().getBytes(), "kv"));
       Bus.<JsonObject>request(vertx, Addresses.TRANSACTION, cmd)
           .onSuccess(r -> {
             // a rider refused by the database (Riders.failure) is answered its 4xx, not 200
@@ -43,11 +45,11 @@ final class TransactionRoutes {
     });
   }
 
-  static TransactionCommand parse(JsonObject b, UUID tenant, String sub) {
+  static TransactionCommand parse(JsonObject b, UUID tenant, String sub, List<String> kvValues) {
     JsonArray kv = rider(b, "kv");
     JsonArray timers = rider(b, "timers");
     try {
-      Riders.check(kv, timers);
+      Riders.check(kv, timers, kvValues);
     } catch (StateRefused e) {
       throw refuse(e.status(), "bad_request", e.reason(), e.getMessage());
     } catch (ApiError e) {
@@ -83,7 +85,7 @@ final class TransactionRoutes {
     if (b.getValue("requiredLeases") instanceof JsonArray rl) {
       for (Object l : rl) if (l instanceof String s && !s.isEmpty() && !leases.contains(s)) leases.add(s);
     }
-    return new TransactionCommand(tenant, sub, out, leases, kv, timers);
+    return new TransactionCommand(tenant, sub, out, leases, kv, timers, kvValues);
   }
 
   private static TransactionCommand.Op pushOp(JsonObject item, int index) {
