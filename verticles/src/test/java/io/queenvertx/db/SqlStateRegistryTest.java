@@ -31,20 +31,8 @@ class SqlStateRegistryTest {
   private static final Pattern CODE = Pattern.compile("'(QV[0-9A-Z]{3})'");
   private static final Path SQL_TESTS = Path.of("..", "sql", "src", "test", "sql");
   private static final Path SQL_STATE_IT = Path.of("src", "test", "java", "io", "queenvertx", "db", "SqlStateIT.java");
-  /** The families whose codes the SQL tests provoke (their facades come with issue 36): key-value, timers, locks. */
+  /** The families whose codes the SQL tests provoke (their facades map them too, but the SQL tests reach every branch): key-value, timers, locks. */
   private static final Set<String> SQL_TESTED_FAMILIES = Set.of("QV8", "QV9");
-  /**
-   * Codes raised by R__96_kv, R__97_timers and R__98_locks that no {@link SqlState} constant maps yet: the issue 36
-   * branches map them with the facades that call those functions (db/TimerProcedures, the key-value and lock
-   * facades). The test fails on an entry that has become a constant: delete it then.
-   */
-  static final Set<String> UNMAPPED_UNTIL_ISSUE_36 = new TreeSet<>(Set.of(
-      "QV801", "QV802", "QV803", "QV804", "QV805", "QV806", "QV807", "QV808", "QV809", "QV810", "QV811", "QV812",
-      "QV813", "QV814", "QV820", "QV898",
-      "QV902", "QV903", "QV904", "QV905", "QV906", "QV907", "QV908", "QV909", "QV910", "QV911", "QV912", "QV913",
-      "QV914", "QV950",
-      "QV931", "QV932", "QV933", "QV934", "QV935", "QV936", "QV937", "QV938", "QV939", "QV940", "QV941", "QV942",
-      "QV949"));
 
   @Test
   void everyRaiseCarriesARegisteredBrokerCode() throws IOException {
@@ -66,14 +54,9 @@ class SqlStateRegistryTest {
     assertThat(missing).as("RAISE EXCEPTION without the broker's SQLSTATE").isEmpty();
     Set<String> declared = new TreeSet<>();
     for (SqlState s : SqlState.values()) if (s.broker()) declared.add(s.code());
-    Set<String> stale = new TreeSet<>(UNMAPPED_UNTIL_ISSUE_36);
-    stale.retainAll(declared);
-    assertThat(stale).as("UNMAPPED_UNTIL_ISSUE_36 entries that SqlState now maps: delete them").isEmpty();
     Set<String> unmapped = new TreeSet<>(raised);
     unmapped.removeAll(declared);
-    assertThat(unmapped).as("codes raised by SQL that SqlState does not map").isEqualTo(
-        intersection(UNMAPPED_UNTIL_ISSUE_36, raised));
-    assertThat(UNMAPPED_UNTIL_ISSUE_36).as("unmapped codes that SQL still raises").isSubsetOf(raised);
+    assertThat(unmapped).as("codes raised by SQL that SqlState does not map").isEmpty();
     assertThat(declared).as("broker codes of SqlState that SQL raises").isSubsetOf(raised);
     String doc = Files.readString(ARCHITECTURE);
     for (SqlState s : SqlState.values()) {
@@ -91,7 +74,7 @@ class SqlStateRegistryTest {
     try (Stream<Path> s = Files.list(SQL_TESTS)) {
       for (Path f : s.filter(p -> p.toString().endsWith(".sql")).sorted().toList()) sql.append(Files.readString(f));
     }
-    Set<String> codes = new TreeSet<>(UNMAPPED_UNTIL_ISSUE_36);
+    Set<String> codes = new TreeSet<>();
     for (SqlState s : SqlState.values()) if (s.broker()) codes.add(s.code());
     List<String> untested = new ArrayList<>();
     for (String code : codes) {
@@ -116,12 +99,6 @@ class SqlStateRegistryTest {
     if (!e.find()) return out;
     Matcher c = CODE.matcher(e.group(1));
     while (c.find()) out.add(c.group(1));
-    return out;
-  }
-
-  private static Set<String> intersection(Set<String> a, Set<String> b) {
-    Set<String> out = new TreeSet<>(a);
-    out.retainAll(b);
     return out;
   }
 
