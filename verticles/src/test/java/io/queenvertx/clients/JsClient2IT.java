@@ -33,6 +33,8 @@ import org.junit.jupiter.api.TestFactory;
  * <p>Two nodes share one fresh database: {@code QUEEN_URL} and {@code QUEEN_URL_B}. A file may stop and start both
  * (the same ports, the same database) through {@code QUEEN_CONTROL_URL}: {@code POST /stop} answers once both are
  * down, {@code POST /start} once both answer again. Every file begins with both nodes up.
+ *
+ * <p>{@code -Dqueen.js2.only=kv,timers} runs only those files.
  */
 class JsClient2IT {
   private static final Duration PER_FILE = Duration.ofSeconds(180);
@@ -61,8 +63,12 @@ class JsClient2IT {
 
   @TestFactory
   Stream<DynamicNode> everyTestOfEveryClientFilePassesAgainstRealNodes() throws Exception {
-    List<Path> files = project.testFiles();
-    if (files.isEmpty()) fail("no *.test.mjs files in " + project.dir().resolve("test"));
+    // -Dqueen.js2.only=kv,timers runs those files alone (a developer's loop; the build runs them all)
+    List<String> only = List.of(System.getProperty("queen.js2.only", "").split(",")).stream()
+        .filter(s -> !s.isBlank()).toList();
+    List<Path> files = project.testFiles().stream().filter(f -> only.isEmpty()
+        || only.contains(f.getFileName().toString().replace(".test.mjs", ""))).toList();
+    if (files.isEmpty()) fail("no *.test.mjs files in " + project.dir().resolve("test") + " (only: " + only + ")");
     // a container's children are produced when JUnit reaches it: the file runs then, and its tests become the children
     return files.stream().map(file -> DynamicContainer.dynamicContainer(file.getFileName().toString(),
         Stream.of(file).flatMap(JsClient2IT::runFile)));
