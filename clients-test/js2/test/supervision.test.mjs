@@ -36,9 +36,10 @@ test('a supervised consume loop publishes its record (running, then stopped) rea
   await pushNumbered(queen, q, 6)
   const controller = new AbortController()
   let handled = 0
-  const loop = queen.queue(q).group(group).subscriptionMode('all').concurrency(2).batch(1).timeoutMillis(500)
+  const consumer = queen.queue(q).group(group).subscriptionMode('all').concurrency(2).batch(1).timeoutMillis(500)
     .supervision({ group: app })
     .consume(async () => { handled += 1 }, { signal: controller.signal })
+  const loop = new Promise((resolve, reject) => consumer.then(resolve, reject)) // a consume loop starts when awaited
   let running
   try {
     running = await eventually('the running record of the consumer', async () => {
