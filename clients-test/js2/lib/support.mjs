@@ -1,5 +1,6 @@
-// Shared helpers for the 2.x client tests: the broker's address, a client per file, unique names, bounded waits, and
-// the few raw HTTP calls the packaged client has no API for (locks, the KV path routes, check, /fetch).
+// Shared helpers for the 2.x client tests: the brokers' addresses and the harness control, a client per file, unique
+// names, the waits of ../../lib/waits.mjs, and the few raw HTTP calls the packaged client has no API for (locks, the
+// KV path routes, /fetch).
 import { Queen } from 'queen-mq'
 
 /** The broker under test; JsClient2IT sets QUEEN_URL to the first node it started, QUEEN_URL_B to the second. */
@@ -53,19 +54,7 @@ export async function pushNumbered(queen, queue, count, { first = 1, partition =
   return results
 }
 
-export const sleep = ms => new Promise(resolve => setTimeout(resolve, ms))
-
-/** Polls `probe` until it returns a truthy value, or fails after `timeoutMs` with `what` in the message. */
-export async function eventually(what, probe, timeoutMs = 10000, everyMs = 100) {
-  const deadline = Date.now() + timeoutMs
-  let last
-  while (Date.now() < deadline) {
-    last = await probe()
-    if (last) return last
-    await sleep(everyMs)
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last probe gave ${JSON.stringify(last)}`)
-}
+export { sleep, eventually, consumeWithin, lag } from '../../lib/waits.mjs'
 
 /**
  * Pops (wait=false, batch and partitions pinned so autopilot stays out of it) until a pop returns nothing; acks each
@@ -89,29 +78,6 @@ export async function drainMessages(queen, queue, { group = null, mode = null, b
 /** drainMessages, payloads only. */
 export async function drain(queen, queue, options = {}) {
   return (await drainMessages(queen, queue, options)).map(m => m.data)
-}
-
-/**
- * Runs a consume loop that should end by itself (its `limit`), aborting it after `ms` so that a loop which never
- * reaches its limit fails the test instead of hanging it.
- */
-export async function consumeWithin(ms, start) {
-  const controller = new AbortController()
-  const timer = setTimeout(() => controller.abort(), ms)
-  try {
-    await start(controller.signal)
-  } finally {
-    clearTimeout(timer)
-  }
-  if (controller.signal.aborted) throw new Error(`the consume loop did not reach its limit within ${ms} ms`)
-}
-
-/** How many messages of `queue` the group (queue mode when null) has not acked, from the consumer-group listing. */
-export async function lag(queen, queue, group = null) {
-  const detail = await queen.admin.getConsumerGroup(group ?? '__QUEUE_MODE__')
-  const partitions = detail?.queues?.[queue]?.partitions
-  if (!Array.isArray(partitions)) throw new Error(`no cursor of ${group ?? 'queue mode'} on ${queue}: ${JSON.stringify(detail)}`)
-  return partitions.reduce((sum, p) => sum + p.lag, 0)
 }
 
 /**
