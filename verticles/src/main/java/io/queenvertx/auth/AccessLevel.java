@@ -56,7 +56,7 @@ public enum AccessLevel {
     if (get && (path.equals("/status") || path.startsWith("/api/v1/status") || path.startsWith("/api/v1/analytics")
         || path.startsWith("/api/v1/resources/") || path.startsWith("/api/v1/messages")
         || path.startsWith("/api/v1/consumer-groups") || path.startsWith("/api/v1/dlq")
-        || path.startsWith("/api/v1/traces"))) {
+        || path.startsWith("/api/v1/traces") || path.startsWith("/api/v1/kv/"))) {
       return READ_ONLY;
     }
     if (method == HttpMethod.POST && (path.equals("/api/v1/fetch") || path.equals("/api/v1/partitions/changed")

@@ -11,12 +11,14 @@ public final class Transaction {
   private final AckProcedures acks;
   private final DlqProcedures dlq;
   private final SegmentProcedures segments;
+  private final KvProcedures kv;
 
   Transaction(SqlConnection conn) {
     this.pushes = new PushProcedures(conn);
     this.acks = new AckProcedures(conn);
     this.dlq = new DlqProcedures(conn, conn);
     this.segments = new SegmentProcedures(conn);
+    this.kv = new KvProcedures(conn);
   }
 
   public PushProcedures pushes() {
@@ -29,6 +31,11 @@ public final class Transaction {
 
   public DlqProcedures dlq() {
     return dlq;
+  }
+
+  /** The key-value rider: {@code kv_apply} inside the bundle's transaction. */
+  public KvProcedures kv() {
+    return kv;
   }
 
   public SegmentProcedures segments() {

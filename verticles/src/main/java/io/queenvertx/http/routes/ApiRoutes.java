@@ -32,6 +32,7 @@ public final class ApiRoutes {
     WebhookApi.mount(routes, node, vertx);
     SystemRoutes.mount(routes, node, vertx);
     NodesRoutes.mount(routes, node, vertx);
+    KvRoutes.mount(routes, node);
     OpenApiRoutes.mount(routes);
   }
 }
