@@ -35,6 +35,7 @@ public final class Database {
   private final StatsStore stats;
   private final KvProcedures kv;
   private final LockProcedures locks;
+  private final TimerProcedures timers;
 
   /** {@code popMaxBytes}: the byte budget of every pop ({@code QUEEN_POP_MAX_BYTES}; 0: none). */
   public Database(Vertx vertx, PgServers servers, long popMaxBytes) {
@@ -60,6 +61,7 @@ public final class Database {
     this.stats = new StatsStore(pool);
     this.kv = new KvProcedures(pool);
     this.locks = new LockProcedures(pool);
+    this.timers = new TimerProcedures(pool);
   }
 
   /** Runs {@code work} in one transaction: committed when its future succeeds, rolled back when it fails. */
@@ -172,5 +174,10 @@ public final class Database {
 
   public StatsStore stats() {
     return stats;
+  }
+
+  /** The timer procedures on the pool: each call its own transaction. */
+  public TimerProcedures timers() {
+    return timers;
   }
 }

@@ -71,6 +71,34 @@ public enum SqlState {
   LOCKS_TOO_MANY_OPS("QV941"),
   LOCKS_TOO_MANY_KEYS("QV942"),
   LOCKS_MISALIGNED("QV949"),
+  /** timers_apply: op not schedule, reschedule or cancel (R__97, contract §1.3). */
+  TIMER_UNKNOWN_OP("QV902"),
+  /** timers_apply: queue empty or over 255 characters. */
+  TIMER_QUEUE_REQUIRED("QV903"),
+  /** timers_apply: timerKey empty. */
+  TIMER_KEY_REQUIRED("QV904"),
+  /** timers_apply: timerKey over 512 bytes. */
+  TIMER_KEY_TOO_LONG("QV905"),
+  /** timers_apply: a schedule without delayMs. */
+  TIMER_DELAY_REQUIRED("QV906"),
+  /** timers_apply: delayMs beyond the 90-day horizon. */
+  TIMER_HORIZON("QV907"),
+  /** timers_apply: a schedule without txn, or a txn over 65,535 bytes. */
+  TIMER_TXN_REQUIRED("QV908"),
+  /** timers_apply: a schedule without payload. */
+  TIMER_PAYLOAD_REQUIRED("QV909"),
+  /** timers_apply: a payload over 1 MiB (plus the envelope's room when encrypted). */
+  TIMER_PAYLOAD_TOO_LARGE("QV910"),
+  /** timers_apply: a (queue, timerKey) twice in one call. */
+  TIMER_DUPLICATE_KEY("QV911"),
+  /** timers_apply: more than 256 operations. */
+  TIMER_TOO_MANY_OPS("QV912"),
+  /** timers_apply: partition empty or over 255 characters. */
+  TIMER_BAD_PARTITION("QV913"),
+  /** timers_apply / timers_fired: misaligned arrays or a schedule without its minted message id (a broker bug). */
+  TIMER_MISALIGNED("QV914"),
+  /** timers_fired: a named timer was not claimed by the transaction (the fire must roll back). */
+  TIMER_FIRE_MISMATCH("QV950"),
 
   /** unique_violation (a redrive task already running for the queue, ...). */
   UNIQUE_VIOLATION("23505"),

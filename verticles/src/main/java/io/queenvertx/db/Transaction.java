@@ -12,6 +12,7 @@ public final class Transaction {
   private final DlqProcedures dlq;
   private final SegmentProcedures segments;
   private final KvProcedures kv;
+  private final TimerProcedures timers;
 
   Transaction(SqlConnection conn) {
     this.pushes = new PushProcedures(conn);
@@ -19,6 +20,7 @@ public final class Transaction {
     this.dlq = new DlqProcedures(conn, conn);
     this.segments = new SegmentProcedures(conn);
     this.kv = new KvProcedures(conn);
+    this.timers = new TimerProcedures(conn);
   }
 
   public PushProcedures pushes() {
@@ -40,5 +42,10 @@ public final class Transaction {
 
   public SegmentProcedures segments() {
     return segments;
+  }
+
+  /** The timer procedures on this transaction (the {@code timers} rider, the fire's claim, push and delete). */
+  public TimerProcedures timers() {
+    return timers;
   }
 }

@@ -60,6 +60,8 @@ public final class BrokerMetrics {
       .description("push requests in the log writer, accepted to answered").register(registry);
   /** Per-minute operation counters, written to PostgreSQL by the stats flusher. */
   public final io.queenvertx.metrics.OpStats stats = new io.queenvertx.metrics.OpStats();
+  /** The timer series (schedules, fires, pending, lag). */
+  public final TimerMetrics timers = new TimerMetrics(registry);
 
   /** A push answered {@code out}, accepted at {@code t0} (nanoTime): its latency and statistics; returns {@code out}. */
   public <T extends java.util.List<io.queenvertx.bus.PushOutcome>> T pushAnswered(java.util.UUID tenant, T out, long t0) {

@@ -280,6 +280,10 @@ class KvIT {
   }
 
   static double metricOrZero(String series) {
+    return metricOrZero(node, series);
+  }
+
+  static double metricOrZero(TestNode node, String series) {
     try {
       return node.metric(series);
     } catch (IllegalStateException absent) {
