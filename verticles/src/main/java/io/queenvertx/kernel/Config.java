@@ -5,7 +5,7 @@ import java.util.Map;
 
 /**
  * The node's configuration: one immutable record built once from the environment, with Queen's variable names and
- * defaults (shared/spec/API.md §7), made of one record per concern ({@code boot/*Settings}). This is the only class
+ * defaults (shared/spec/API.md §7), made of one record per concern ({@code kernel/*Settings}). This is the only class
  * that reads {@code System.getenv}; everything else receives a {@code Config} or the concern's record it needs.
  *
  * <p>Each concern's record names its variables and defaults in its javadoc and reads them in its {@code from}.

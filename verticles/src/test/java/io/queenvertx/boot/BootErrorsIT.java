@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.queenvertx.testing.BrokerProcess;
-import io.queenvertx.testing.TestDatabase;
 import io.queenvertx.testing.TestNode;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.net.InetSocketAddress;
@@ -26,14 +25,9 @@ class BootErrorsIT {
 
   /** A node that would share the test PostgreSQL: no embedded server, so a boot takes a second or two. */
   private static Map<String, String> sharedDb(Map<String, String> extra) throws Exception {
-    var db = TestDatabase.get().shared();
-    var env = new HashMap<String, String>(Map.of("PG_HOST", db.host(), "PG_PORT", Integer.toString(db.port()),
-        "PG_DATABASE", db.database(), "PG_USER", db.user(), "PG_PASSWORD", db.password(), "DB_POOL_SIZE", "8",
-        "QUEEN_HTTP_INSTANCES", "1"));
-    env.put("FILE_BUFFER_DIR", Files.createTempDirectory("queen-boot-spool").toString());
-    env.put("QUEEN_DATA_DIR", Files.createTempDirectory("queen-boot-data").toString());
+    var env = new HashMap<String, String>(Map.of("DB_POOL_SIZE", "8"));
     env.putAll(extra);
-    return env;
+    return BrokerProcess.sharedDatabaseEnv(env);
   }
 
   /** The log's lines at ERROR level, and proof that no stack trace was printed. */
@@ -94,14 +88,15 @@ class BootErrorsIT {
   void anUnreachablePostgresqlIsRetriedWithOneLinePerAttemptAndGivesUpWithExitOne() throws Exception {
     int pgPort = TestNode.freePort(); // nothing listens there
     try (var node = BrokerProcess.launch(sharedDb(Map.of("PG_HOST", "127.0.0.1", "PG_PORT", Integer.toString(pgPort),
-        "QUEEN_DB_CONNECT_TIMEOUT_S", "2")))) {
+        // 6 s: room for two failed attempts (0.5 s and 1 s apart) even when a loaded machine makes the first one slow
+        "QUEEN_DB_CONNECT_TIMEOUT_S", "6")))) {
       assertThat(node.awaitExit(Duration.ofSeconds(60))).isEqualTo(1);
       String log = node.log();
       assertThat(log.lines().filter(l -> l.contains("PostgreSQL 127.0.0.1:" + pgPort + "/")
           && l.contains("not reachable (attempt ")).count()).isGreaterThan(1);
       assertThat(errorLinesWithoutTrace(log)).singleElement().asString()
           .contains("boot failed: PostgreSQL 127.0.0.1:" + pgPort + "/")
-          .contains("(QUEEN_DB_CONNECT_TIMEOUT_S=2)");
+          .contains("(QUEEN_DB_CONNECT_TIMEOUT_S=6)");
     }
   }
 

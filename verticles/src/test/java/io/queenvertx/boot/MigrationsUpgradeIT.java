@@ -40,7 +40,7 @@ class MigrationsUpgradeIT {
 
   @Test
   void aDatabaseOfTheOldMigrationsUpgradesWithEveryMessageCursorLeaseAndDeadLetterIntact() throws Exception {
-    Config.Database db = TestDatabase.get().fresh();
+    Config.Database db = TestDatabase.get().empty();
     Flyway.configure()
         .dataSource(Migrations.jdbcUrl(db), db.user(), db.password())
         .schemas("queen").defaultSchema("queen").table("schema_history")

@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 class NodeBootIT {
   @Test
   void twoNodesBootingAtOnceAgainstOneEmptyDatabaseBothComeUp() throws Exception {
-    var db = TestDatabase.get().fresh();
+    var db = TestDatabase.get().empty();
     var pool = Executors.newFixedThreadPool(2);
     try {
       var a = CompletableFuture.supplyAsync(() -> TestNode.start(Map.of(), db), pool);
@@ -65,6 +65,11 @@ class NodeBootIT {
       assertThat(j.getString("database")).isEqualTo("disconnected");
       assertThat(j.fieldNames()).doesNotContain("error");
       assertThat(List.of(j.getString("version"))).doesNotContainNull();
+      // a probe sending HEAD sees the same 503 (not the dashboard's page)
+      var head = node.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(node.baseUrl() + "/health"))
+          .method("HEAD", java.net.http.HttpRequest.BodyPublishers.noBody()), Map.of());
+      assertThat(head.status()).isEqualTo(503);
+      assertThat(head.header("content-type")).startsWith("application/json");
     }
   }
 }

@@ -1,9 +1,11 @@
 package io.queenvertx.clients;
 
 import java.io.IOException;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -20,11 +22,21 @@ import java.util.stream.Stream;
  * {@code clients-test/openapi} uses the same install and run machinery.
  *
  * <p>{@code npm ci} runs only when the lock, the client tarball or the node version changed since the last install (a
- * stamp file in {@code node_modules}).
+ * stamp file in {@code node_modules}); {@link NpmPrefetch} starts it in the background when a test JVM starts.
  */
 final class JsClientProject {
   static final String TARBALL = "queen-mq-1.0.6.tgz";
   private static final String STAMP = ".queen-vertx-install-stamp";
+
+  /** Child processes still running: killed with their descendants if this JVM exits first (npm, node). */
+  private static final java.util.Set<Process> RUNNING = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+  static {
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> RUNNING.forEach(p -> {
+      p.descendants().forEach(ProcessHandle::destroyForcibly);
+      p.destroyForcibly();
+    }), "js-client-reaper"));
+  }
 
   private final Path dir;
   private final String tarball;
@@ -79,8 +91,23 @@ final class JsClientProject {
     ci(Files.readAllBytes(tarball()));
   }
 
-  /** Runs {@code npm ci} unless the installed tree is already this lock (and these extra inputs) on this node. */
+  /**
+   * Runs {@code npm ci} unless the installed tree is already this lock (and these extra inputs) on this node. One
+   * install of a folder at a time, across the test JVMs of one build and within each (an OS lock on a file named
+   * after the folder in the temp directory): a JVM that waited finds the tree installed.
+   */
   void ci(byte[]... inputs) throws Exception {
+    String key = sha256(dir.toString().getBytes(StandardCharsets.UTF_8)).substring(0, 16);
+    Path lockFile = Path.of(System.getProperty("java.io.tmpdir"), "queen-npm-" + key + ".lock");
+    synchronized (JsClientProject.class) {
+      try (var channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+           var lock = channel.lock()) {
+        ciLocked(inputs);
+      }
+    }
+  }
+
+  private void ciLocked(byte[]... inputs) throws Exception {
     byte[][] parts = new byte[inputs.length + 2][];
     parts[0] = Files.readAllBytes(dir.resolve("package-lock.json"));
     parts[1] = run(List.of("node", "--version"), Map.of(), Duration.ofSeconds(30)).output().trim()
@@ -126,6 +153,8 @@ final class JsClientProject {
         throw new IllegalStateException("cannot run `" + command.get(0) + "` (is Node.js with npm installed? "
             + ".ci/run installs it): " + e.getMessage(), e);
       }
+      RUNNING.add(p);
+      p.onExit().thenRun(() -> RUNNING.remove(p));
       p.getOutputStream().close();
       if (!p.waitFor(limit.toMillis(), TimeUnit.MILLISECONDS)) {
         p.descendants().forEach(ProcessHandle::destroyForcibly);

@@ -2,21 +2,16 @@ package io.queenvertx.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.queenvertx.kernel.Config;
 import io.queenvertx.bus.Addresses;
 import io.queenvertx.testing.TestDatabase;
+import io.queenvertx.testing.TestCluster;
 import io.queenvertx.testing.TestNode;
 import io.vertx.core.Vertx;
-import io.vertx.core.VertxOptions;
 import io.vertx.core.internal.VertxInternal;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
 import java.time.Duration;
-import java.util.HashMap;
-import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
@@ -31,29 +26,22 @@ import org.junit.jupiter.api.Test;
 class ClusterBuffersIT {
   static final String CLUSTER = "queen-buffers-it-" + UUID.randomUUID();
   static final int HZ_PORT = 6101;
+  static TestCluster cluster;
   static TestNode a;
   static TestNode b;
 
   @BeforeAll
   static void start() throws Exception {
-    Config.Database db = TestDatabase.get().fresh();
-    var env = Map.of("QUEEN_CLUSTER", "true", "QUEEN_CLUSTER_NAME", CLUSTER, "QUEEN_CLUSTER_MEMBERS", "127.0.0.1",
-        "QUEEN_CLUSTER_PORT", Integer.toString(HZ_PORT));
-    var envA = new HashMap<>(env);
-    envA.put("QUEEN_SERVER_ID", "buffers-a");
-    var envB = new HashMap<>(env);
-    envB.put("QUEEN_SERVER_ID", "buffers-b");
-    var fa = CompletableFuture.supplyAsync(() -> TestNode.start(envA, db));
-    var fb = CompletableFuture.supplyAsync(() -> TestNode.start(envB, db));
-    a = fa.get();
-    b = fb.get();
-    TestNode.awaitMembers(2, a, b);
+    var env = TestCluster.settings(CLUSTER, HZ_PORT);
+    cluster = TestCluster.start(TestCluster.with(env, "QUEEN_SERVER_ID", "buffers-a"),
+        TestCluster.with(env, "QUEEN_SERVER_ID", "buffers-b"), TestDatabase.get().fresh());
+    a = cluster.a();
+    b = cluster.b();
   }
 
   @AfterAll
   static void stop() {
-    if (b != null) b.close();
-    if (a != null) a.close();
+    if (cluster != null) cluster.close();
   }
 
   static JsonObject entry(JsonObject buffers, String nodeId) {
@@ -116,17 +104,7 @@ class ClusterBuffersIT {
 
   @Test
   void aMemberThatDoesNotAnswerIsListedUnreachableAfterTwoSeconds() throws Exception {
-    var hz = new com.hazelcast.config.Config().setClusterName(CLUSTER);
-    hz.setProperty("hazelcast.phone.home.enabled", "false");
-    hz.getNetworkConfig().setPort(HZ_PORT).setPortAutoIncrement(true).setPortCount(20);
-    var join = hz.getNetworkConfig().getJoin();
-    join.getMulticastConfig().setEnabled(false);
-    join.getAutoDetectionConfig().setEnabled(false);
-    join.getTcpIpConfig().setEnabled(true).addMember("127.0.0.1");
-    var opts = new VertxOptions();
-    opts.getEventBusOptions().setHost("127.0.0.1");
-    Vertx silent = Vertx.builder().with(opts).withClusterManager(new HazelcastClusterManager(hz)).buildClustered()
-        .toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
+    Vertx silent = TestCluster.bareMember(CLUSTER, HZ_PORT);
     try {
       String id = ((VertxInternal) silent).clusterManager().getNodeId();
       // it takes the request and never replies, like a node stuck on a blocked event loop

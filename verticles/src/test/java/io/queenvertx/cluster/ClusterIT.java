@@ -3,6 +3,8 @@ package io.queenvertx.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.queenvertx.tenancy.CachedOwnershipGate;
+import io.queenvertx.testing.TestCluster;
+import io.queenvertx.testing.TestDatabase;
 import io.queenvertx.testing.TestNode;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -17,6 +19,7 @@ import org.junit.jupiter.api.Test;
 
 /** Two Hazelcast-clustered nodes in one JVM on loopback, one PostgreSQL. */
 class ClusterIT {
+  static TestCluster cluster;
   static TestNode a;
   static TestNode b;
   /** Node a's event bus listens on a port set by QUEEN_CLUSTER_BUS_PORT; b's is picked at random. */
@@ -24,23 +27,18 @@ class ClusterIT {
 
   @BeforeAll
   static void start() throws Exception {
-    String cluster = "queen-it-" + UUID.randomUUID();
-    var env = Map.of("QUEEN_CLUSTER", "true", "QUEEN_CLUSTER_NAME", cluster, "QUEEN_CLUSTER_MEMBERS", "127.0.0.1",
-        "QUEEN_CLUSTER_PORT", "5901", "QUEEN_TENANCY_HEADER", "true",
-        "POP_WAIT_INITIAL_INTERVAL_MS", "5000", "POP_WAIT_MAX_INTERVAL_MS", "5000");
-    var envA = new java.util.HashMap<>(env);
-    envA.put("QUEEN_CLUSTER_BUS_PORT", Integer.toString(busPortA));
-    var fa = CompletableFuture.supplyAsync(() -> TestNode.start(envA));
-    var fb = CompletableFuture.supplyAsync(() -> TestNode.start(env));
-    a = fa.get();
-    b = fb.get();
-    TestNode.awaitMembers(2, a, b);
+    var env = new java.util.HashMap<>(TestCluster.settings("queen-it-" + UUID.randomUUID(), 5901));
+    env.putAll(Map.of("QUEEN_TENANCY_HEADER", "true",
+        "POP_WAIT_INITIAL_INTERVAL_MS", "5000", "POP_WAIT_MAX_INTERVAL_MS", "5000"));
+    cluster = TestCluster.start(TestCluster.with(env, "QUEEN_CLUSTER_BUS_PORT", Integer.toString(busPortA)), env,
+        TestDatabase.get().shared());
+    a = cluster.a();
+    b = cluster.b();
   }
 
   @AfterAll
   static void stop() {
-    if (b != null) b.close();
-    if (a != null) a.close();
+    if (cluster != null) cluster.close();
   }
 
   static JsonObject push(String queue, Object payload) {

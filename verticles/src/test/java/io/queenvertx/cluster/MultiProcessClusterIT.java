@@ -9,11 +9,11 @@ import io.queenvertx.codec.api.JsonRecordCodec;
 import io.queenvertx.codec.api.PopRequest;
 import io.queenvertx.codec.api.PushRequest;
 import io.queenvertx.testing.BrokerProcess;
+import io.queenvertx.testing.TestCluster;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -37,9 +37,9 @@ import org.junit.jupiter.api.Test;
 class MultiProcessClusterIT {
   static final HttpClient HTTP = io.queenvertx.testing.TestNode.HTTP;
   static final String CLUSTER = "queen-mp-" + UUID.randomUUID();
-  static final Map<String, String> ENV = Map.of("QUEEN_CLUSTER", "true", "QUEEN_CLUSTER_NAME", CLUSTER,
-      "QUEEN_CLUSTER_MEMBERS", "127.0.0.1", "QUEEN_CLUSTER_PORT", "5801",
-      "POP_WAIT_INITIAL_INTERVAL_MS", "5000", "POP_WAIT_MAX_INTERVAL_MS", "5000");
+  static final int HZ_PORT = 5801;
+  static final Map<String, String> ENV = TestCluster.with(TestCluster.with(TestCluster.settings(CLUSTER, HZ_PORT),
+      "POP_WAIT_INITIAL_INTERVAL_MS", "5000"), "POP_WAIT_MAX_INTERVAL_MS", "5000");
   static BrokerProcess a;
   static BrokerProcess b;
 
@@ -192,17 +192,7 @@ class MultiProcessClusterIT {
 
   @Test
   void aClusteredVertxServicePushesPopsAndAcksOverTheEventBus() throws Exception {
-    var hz = new com.hazelcast.config.Config().setClusterName(CLUSTER);
-    hz.setProperty("hazelcast.phone.home.enabled", "false");
-    hz.getNetworkConfig().setPort(5801).setPortAutoIncrement(true).setPortCount(20);
-    var join = hz.getNetworkConfig().getJoin();
-    join.getMulticastConfig().setEnabled(false);
-    join.getAutoDetectionConfig().setEnabled(false);
-    join.getTcpIpConfig().setEnabled(true).addMember("127.0.0.1");
-    var opts = new io.vertx.core.VertxOptions();
-    opts.getEventBusOptions().setHost("127.0.0.1");
-    Vertx client = Vertx.builder().with(opts).withClusterManager(new HazelcastClusterManager(hz)).buildClustered()
-        .toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
+    Vertx client = TestCluster.bareMember(CLUSTER, HZ_PORT);
     try {
       JsonRecordCodec.registerAll(client.eventBus());
       String q = "mp-bus-" + UUID.randomUUID();

@@ -2,19 +2,18 @@ package io.queenvertx.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.hazelcast.config.XmlConfigBuilder;
 import io.queenvertx.kernel.Config;
+import io.queenvertx.testing.TestCluster;
+import io.queenvertx.testing.TestDatabase;
 import io.queenvertx.testing.TestNode;
 import io.vertx.core.Vertx;
-import io.vertx.core.VertxOptions;
 import io.vertx.core.json.JsonObject;
-import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
-import java.io.InputStream;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -26,30 +25,29 @@ import org.junit.jupiter.api.Test;
  */
 class NodesIT {
   static final String CLUSTER = "queen-nodes-it-" + UUID.randomUUID();
+  static final int HZ_PORT = 5921;
+  static TestCluster cluster;
   static TestNode a;
   static TestNode b;
+  /** The wall clock (ms) just before the nodes were started, and once both served. */
+  static long bootStarted;
+  static long bootEnded;
 
   @BeforeAll
   static void start() throws Exception {
-    var env = Map.of("QUEEN_CLUSTER", "true", "QUEEN_CLUSTER_NAME", CLUSTER, "QUEEN_CLUSTER_MEMBERS", "127.0.0.1",
-        "QUEEN_CLUSTER_PORT", "5921");
-    var fa = CompletableFuture.supplyAsync(() -> TestNode.start(withId(env, "node-a")));
-    var fb = CompletableFuture.supplyAsync(() -> TestNode.start(withId(env, "node-b")));
-    a = fa.get();
-    b = fb.get();
-    TestNode.awaitMembers(2, a, b);
-  }
-
-  static Map<String, String> withId(Map<String, String> env, String id) {
-    var m = new java.util.HashMap<>(env);
-    m.put("QUEEN_SERVER_ID", id + "-" + CLUSTER.substring(CLUSTER.length() - 6));
-    return m;
+    var env = TestCluster.settings(CLUSTER, HZ_PORT);
+    String suffix = "-" + CLUSTER.substring(CLUSTER.length() - 6);
+    bootStarted = System.currentTimeMillis();
+    cluster = TestCluster.start(TestCluster.with(env, "QUEEN_SERVER_ID", "node-a" + suffix),
+        TestCluster.with(env, "QUEEN_SERVER_ID", "node-b" + suffix), TestDatabase.get().shared());
+    bootEnded = System.currentTimeMillis();
+    a = cluster.a();
+    b = cluster.b();
   }
 
   @AfterAll
   static void stop() {
-    if (b != null) b.close();
-    if (a != null) a.close();
+    if (cluster != null) cluster.close();
   }
 
   static List<JsonObject> nodes(TestNode via) {
@@ -63,14 +61,22 @@ class NodesIT {
   void eitherNodeListsBothWithTheirOwnHealth() {
     String idA = a.node().config().serverId();
     String idB = b.node().config().serverId();
+    // over a second after the boot, so that an uptime stuck at zero (or counted in another unit) shows
+    Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> System.currentTimeMillis() - bootEnded >= 1_100);
     for (TestNode via : List.of(a, b)) {
+      long before = System.currentTimeMillis();
       List<JsonObject> list = nodes(via);
+      long after = System.currentTimeMillis();
       assertThat(list).extracting(n -> n.getString("serverId")).containsExactlyInAnyOrder(idA, idB);
       for (JsonObject n : list) {
         assertThat(n.getBoolean("reachable")).as("%s", n.encode()).isTrue();
         assertThat(n.getString("database")).isEqualTo("connected");
         assertThat(n.getString("version")).isEqualTo(Config.VERSION);
-        assertThat(n.getLong("uptimeSeconds")).isNotNegative();
+        long startedAt = Instant.parse(n.getString("startedAt")).toEpochMilli();
+        assertThat(startedAt).as("started while this test booted it: %s", n.encode())
+            .isBetween(bootStarted, bootEnded);
+        assertThat(n.getLong("uptimeSeconds")).as("whole seconds since it started: %s", n.encode())
+            .isBetween((before - startedAt) / 1000, (after - startedAt) / 1000).isPositive();
         assertThat(n.getBoolean("maintenanceMode")).isFalse();
         assertThat(n.getBoolean("popMaintenanceMode")).isFalse();
       }
@@ -83,21 +89,7 @@ class NodesIT {
 
   @Test
   void aMemberWithoutABrokerIsListedAsUnreachable() throws Exception {
-    com.hazelcast.config.Config hz;
-    try (InputStream in = NodesIT.class.getResourceAsStream("/cluster.xml")) {
-      hz = new XmlConfigBuilder(in).build();
-    }
-    hz.setClusterName(CLUSTER);
-    hz.setProperty("hazelcast.phone.home.enabled", "false");
-    hz.getNetworkConfig().setPort(5921).setPortAutoIncrement(true).setPortCount(20);
-    var join = hz.getNetworkConfig().getJoin();
-    join.getMulticastConfig().setEnabled(false);
-    join.getTcpIpConfig().setEnabled(true).getMembers().clear();
-    join.getTcpIpConfig().addMember("127.0.0.1");
-    var options = new VertxOptions();
-    options.getEventBusOptions().setHost("127.0.0.1").setPort(0);
-    Vertx bare = Vertx.builder().with(options).withClusterManager(new HazelcastClusterManager(hz)).buildClustered()
-        .toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
+    Vertx bare = TestCluster.bareMember(CLUSTER, HZ_PORT);
     try {
       TestNode.awaitMembers(3, a);
       String bareId = ((io.vertx.core.internal.VertxInternal) bare).clusterManager().getNodeId();

@@ -21,22 +21,41 @@ import org.openqa.selenium.support.ui.WebDriverWait;
  * A headless Debian Chromium driven through Debian's chromedriver (never a downloaded one: Selenium Manager is not
  * consulted because both paths are given). Waits are on DOM conditions only. The browser runs in {@link #ZONE}, not
  * the machine's zone, so the tests see the dashboard convert times to a zone other than UTC.
+ *
+ * <p>One Chromium per test JVM serves the dashboard classes in turn (a launch costs about two seconds): each class
+ * gets it pointed at its own node, and {@link #close} leaves it blank, with the class's cookies and storage gone; it is
+ * quit when the JVM exits, and launched again should it have died.
  */
 final class Browser implements AutoCloseable {
   static final Duration WAIT = Duration.ofSeconds(30);
   /** The browser's time zone. */
   static final String ZONE = "America/New_York";
+  private static ChromeDriver shared;
+
   final ChromeDriver driver;
   private final String base;
-  private final Path profile;
 
-  private Browser(ChromeDriver driver, String base, Path profile) {
+  private Browser(ChromeDriver driver, String base) {
     this.driver = driver;
     this.base = base;
-    this.profile = profile;
   }
 
-  static Browser open(String baseUrl) {
+  static synchronized Browser open(String baseUrl) {
+    if (shared != null && !alive(shared)) shared = null;
+    if (shared == null) shared = launch();
+    return new Browser(shared, baseUrl);
+  }
+
+  private static boolean alive(ChromeDriver d) {
+    try {
+      d.getWindowHandle();
+      return true;
+    } catch (RuntimeException e) {
+      return false;
+    }
+  }
+
+  private static ChromeDriver launch() {
     String chromium = firstExisting("/usr/bin/chromium", "/usr/bin/chromium-browser");
     String chromedriver = firstExisting("/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver");
     try {
@@ -48,7 +67,20 @@ final class Browser implements AutoCloseable {
       ChromeDriverService service = new ChromeDriverService.Builder()
           .usingDriverExecutable(new File(chromedriver)).usingAnyFreePort()
           .withEnvironment(java.util.Map.of("TZ", ZONE)).build();
-      return new Browser(new ChromeDriver(service, o), baseUrl, profile);
+      ChromeDriver driver = new ChromeDriver(service, o);
+      Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+        try {
+          driver.quit();
+        } catch (RuntimeException ignored) {
+          // the browser is gone already
+        }
+        try (var walk = Files.walk(profile)) {
+          walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException ignored) {
+          // a leftover temp profile is harmless
+        }
+      }, "chromium-quit"));
+      return driver;
     } catch (IOException e) {
       throw new IllegalStateException(e);
     }
@@ -116,13 +148,31 @@ final class Browser implements AutoCloseable {
     }
   }
 
+  /** Leaves the shared browser blank, without this class's cookies and storage (the next class has its own node). */
   @Override
   public void close() {
-    driver.quit();
-    try (var walk = Files.walk(profile)) {
-      walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-    } catch (IOException ignored) {
-      // a leftover temp profile is harmless
+    try {
+      driver.switchTo().alert().dismiss();
+    } catch (RuntimeException noAlert) {
+      // the usual case
+    }
+    try {
+      js("window.localStorage.clear(); window.sessionStorage.clear();");
+    } catch (RuntimeException noStorage) {
+      // a blank page has none
+    }
+    try {
+      driver.manage().deleteAllCookies();
+      driver.get("about:blank");
+    } catch (RuntimeException e) {
+      synchronized (Browser.class) {
+        if (shared == driver) shared = null; // broken: the next class launches another
+      }
+      try {
+        driver.quit();
+      } catch (RuntimeException ignored) {
+        // already gone
+      }
     }
   }
 }

@@ -46,8 +46,7 @@ final class Fixtures {
   }
 
   static long dlqRows(TestNode node, String queue) {
-    return TestDatabase.queryLong(db(node), "SELECT count(*) FROM queen.log_dlq d JOIN queen.log_partitions p ON "
-        + "p.id = d.partition_id JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = '" + queue + "'");
+    return io.queenvertx.testing.Wire.dlqCountOfQueue(db(node), queue);
   }
 
   /** An HS256 token with the given role. */

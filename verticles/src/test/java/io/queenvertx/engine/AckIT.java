@@ -141,7 +141,7 @@ class AckIT {
       assertThat(r.getBoolean("dlq")).as("dlq on attempt %d: %s", attempt, r).isEqualTo(attempt == 3);
       if (attempt < 3) {
         assertThat(Wire.cursor(pid, Wire.QUEUE_MODE).get("batch_retry_count")).isEqualTo(attempt);
-        assertThat(Wire.count("SELECT count(*) FROM queen.log_dlq WHERE partition_id = '" + pid + "'")).isZero();
+        assertThat(Wire.dlqCount(pid)).isZero();
       }
     }
     var dlq = Wire.rows("SELECT consumer_group, \"offset\", transaction_id, message_id::text AS mid, payload::text "
@@ -231,7 +231,7 @@ class AckIT {
     assertThat(ackOne(node, ack("r0", pid, "failed", p1.getString("leaseId"))).getBoolean("dlq")).isFalse();
     JsonObject p2 = popSome(node, q, "batch=1");
     assertThat(ackOne(node, ack("r0", pid, "failed", p2.getString("leaseId"))).getBoolean("dlq")).isTrue();
-    assertThat(Wire.count("SELECT count(*) FROM queen.log_dlq WHERE partition_id = '" + pid + "'")).isEqualTo(1);
+    assertThat(Wire.dlqCount(pid)).isEqualTo(1);
   }
 
   @Test
@@ -270,7 +270,7 @@ class AckIT {
     JsonObject r = ackOne(node, ack("st0", pid, "failed", null));
     assertThat(r.getBoolean("success")).isFalse();
     assertThat(r.getString("error")).isEqualTo(ALREADY_COMMITTED);
-    assertThat(Wire.count("SELECT count(*) FROM queen.log_dlq WHERE partition_id = '" + pid + "'")).isZero();
+    assertThat(Wire.dlqCount(pid)).isZero();
   }
 
   @Test

@@ -12,12 +12,21 @@ import io.queenvertx.testing.TestNode.Reply;
 import io.queenvertx.testing.Wire;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
  * {@code POST /transaction} writes through the same packer and {@code log_push_multi} call as {@code POST /push}, and
  * acks through the same grouping and {@code log_ack} call as {@code POST /ack} (issue 35 item 3): each verdict the two
- * paths can give, queued, duplicate, dead-lettered and stale lease, driven through both routes, comes out the same.
+ * paths can give, queued, duplicate, dead-lettered and stale lease, driven through both routes, comes out the same;
+ * and {@link #bothRoutesShareOnePackerAndOneAckCall} reads in the sources that the two routes reach SQL through one
+ * class each: the packer {@code log.PackedSegment} and the ack call {@code consumer.AckGroups} (over
+ * {@code db.AckProcedures}).
  */
 class PushAckPathsIT {
   @NodeFixture
@@ -100,6 +109,51 @@ class PushAckPathsIT {
     assertThat(tx.getString("error")).isEqualTo("QTXN ack failed: " + viaAck.getString("error"));
     for (JsonObject m : new JsonObject[] {m1, m2}) {
       assertThat(Wire.cursor(m.getString("partitionId"), Wire.QUEUE_MODE).get("committed")).isEqualTo(-1L);
+    }
+  }
+
+  @Test
+  void bothRoutesShareOnePackerAndOneAckCall() throws IOException {
+    String writer = code("log/LogWriterVerticle");
+    String transactions = code("log/Transactions");
+    String acks = code("consumer/Acks");
+    // the packer: both build PackedSegments, compress them and write them with one log_push_multi call
+    for (String route : new String[] {writer, transactions}) {
+      assertThat(route).contains("PackedSegment.compress(bundle, ").contains("pushMulti(PackedSegment.segments(bundle))");
+    }
+    assertThat(callers("Segment.pack(", "log")).as("the one packer of the log writer").containsExactly("log/PackedSegment");
+    assertThat(callers("queen.log_push_multi(", null)).containsExactly("db/PushProcedures");
+    // the ack call: both group with AckGroups, build its AckCall, read its Verdict; one class calls log_ack
+    for (String route : new String[] {acks, transactions}) {
+      assertThat(route).contains("AckGroups.of(").contains("g.call(tenant, ").contains("AckGroups.Verdict.of(");
+    }
+    assertThat(transactions).contains("t.acks().ack(call)");
+    assertThat(code("db/AckFusion")).contains("new AckProcedures(").contains("procedures.ack(")
+        .contains("procedures.ackMany(");
+    assertThat(callers("queen.log_ack(", null)).containsExactly("db/AckProcedures");
+    assertThat(callers("AckCall.of(", null)).as("an AckCall is built by AckGroups only").containsExactly(
+        "consumer/AckGroups");
+    assertThat(callers("new AckCall(", null)).containsExactly("db/AckCall");
+  }
+
+  private static final Path MAIN = Path.of("src", "main", "java", "io", "queenvertx");
+
+  /** A main class's source without its comments ({@code log/Transactions}). */
+  private static String code(String cls) throws IOException {
+    return Files.readString(MAIN.resolve(cls + ".java")).replaceAll("(?s)/\\*.*?\\*/", "")
+        .replaceAll("(?m)//.*$", "");
+  }
+
+  /** The main classes (below {@code pkg}, or all) whose code holds {@code text}. */
+  private static List<String> callers(String text, String pkg) throws IOException {
+    Path root = pkg == null ? MAIN : MAIN.resolve(pkg);
+    try (Stream<Path> s = Files.walk(root)) {
+      List<String> out = new ArrayList<>();
+      for (Path f : s.filter(p -> p.toString().endsWith(".java")).sorted().toList()) {
+        String cls = MAIN.relativize(f).toString().replace('\\', '/').replaceFirst("\\.java$", "");
+        if (code(cls).contains(text)) out.add(cls);
+      }
+      return out;
     }
   }
 

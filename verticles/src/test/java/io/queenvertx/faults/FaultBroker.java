@@ -1,5 +1,6 @@
 package io.queenvertx.faults;
 
+import io.queenvertx.testing.BrokerProcess;
 import io.queenvertx.testing.TestNode;
 import java.io.IOException;
 import java.net.URI;
@@ -8,13 +9,14 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One broker of the fault suite as a child JVM ({@code io.queenvertx.boot.Main} from the test classpath) on a fixed
- * port, spool folder and PostgreSQL, so producers keep one URL while it is killed and started again. Each start
- * writes its own log file beside the spool ({@code broker-<n>.log}).
+ * One broker of the fault suite as a child JVM ({@link BrokerProcess}) on a fixed port, spool folder and PostgreSQL,
+ * so producers keep one URL while it is killed and started again. Each start writes its own log file beside the spool
+ * ({@code broker-<n>.log}).
  */
 final class FaultBroker implements AutoCloseable {
   static final Duration BOOT = Duration.ofSeconds(120);
@@ -23,7 +25,7 @@ final class FaultBroker implements AutoCloseable {
   private final Path spool;
   private final int port;
   private final int pgPort;
-  private volatile Process process;
+  private volatile BrokerProcess process;
   private int starts;
 
   FaultBroker(Path home, int pgPort) throws IOException {
@@ -37,11 +39,6 @@ final class FaultBroker implements AutoCloseable {
     this.port = TestNode.freePort();
     this.pgPort = pgPort;
     Files.createDirectories(home);
-    // a test JVM that is itself stopped must not leave a broker running
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      Process p = process;
-      if (p != null) p.destroyForcibly();
-    }, "fault-broker-reaper"));
   }
 
   String baseUrl() {
@@ -62,14 +59,9 @@ final class FaultBroker implements AutoCloseable {
    * HTTP at all ({@code /status}).
    */
   synchronized void start(boolean databaseUp) throws Exception {
-    if (process != null && process.isAlive()) throw new IllegalStateException("broker already running");
-    Path log = home.resolve("broker-" + (++starts) + ".log");
-    var pb = new ProcessBuilder(io.queenvertx.testing.BrokerProcess.command("384m")).redirectErrorStream(true).redirectOutput(log.toFile());
-    Map<String, String> env = pb.environment();
-    env.keySet().removeIf(k -> k.startsWith("PG_") || k.startsWith("QUEEN_") || k.startsWith("JWT_")
-        || k.startsWith("FILE_BUFFER_") || k.startsWith("DB_"));
+    if (process != null && process.alive()) throw new IllegalStateException("broker already running");
+    Map<String, String> env = new HashMap<>();
     env.put("PORT", Integer.toString(port));
-    env.put("QUEEN_BIND_ADDR", "127.0.0.1");
     env.put("PG_HOST", "127.0.0.1");
     env.put("PG_PORT", Integer.toString(pgPort));
     env.put("PG_DATABASE", "postgres");
@@ -80,23 +72,9 @@ final class FaultBroker implements AutoCloseable {
     env.put("QUEEN_DATA_DIR", home.resolve("data").toString());
     env.put("FILE_BUFFER_DIR", spoolDir().toString());
     env.put("QUEEN_APPLY_SCHEMA", Boolean.toString(databaseUp));
-    process = pb.start();
-    awaitReady(databaseUp ? "/health" : "/status", log);
-  }
-
-  private void awaitReady(String path, Path log) {
-    try {
-      org.awaitility.Awaitility.await("broker ready on " + path).atMost(BOOT).pollInterval(Duration.ofMillis(200))
-          .until(() -> {
-            if (!process.isAlive()) {
-              throw new IllegalStateException("broker exited with " + process.exitValue() + " at boot:\n"
-                  + tail(log));
-            }
-            return status(path) == 200;
-          });
-    } catch (org.awaitility.core.ConditionTimeoutException e) {
-      throw new IllegalStateException("broker not ready on " + path + " within " + BOOT + ":\n" + tail(log), e);
-    }
+    process = BrokerProcess.launch(BrokerProcess.Launch.of(env).heap("384m")
+        .log(home.resolve("broker-" + (++starts) + ".log")));
+    process.awaitAnswering(databaseUp ? "/health" : "/status", BOOT);
   }
 
   /** The status code of a GET, or -1 when the broker does not answer. */
@@ -151,33 +129,17 @@ final class FaultBroker implements AutoCloseable {
 
   /** SIGKILL: no shutdown hook runs, nothing is drained. */
   synchronized void kill9() throws InterruptedException {
-    if (process == null) return;
-    process.destroyForcibly();
-    process.waitFor(60, TimeUnit.SECONDS);
+    if (process != null) process.kill9();
   }
 
   /** SIGTERM: the node's shutdown hook runs; SIGKILL after 60 s. */
   synchronized void stop() throws InterruptedException {
-    if (process == null || !process.isAlive()) return;
-    process.destroy();
-    if (!process.waitFor(60, TimeUnit.SECONDS)) {
-      process.destroyForcibly();
-      process.waitFor(30, TimeUnit.SECONDS);
-    }
+    if (process != null) process.stop();
   }
 
-  /** The last lines of the newest log, for failure messages. */
+  /** The end of the newest log, for failure messages. */
   String lastLog() {
-    return tail(home.resolve("broker-" + starts + ".log"));
-  }
-
-  private static String tail(Path log) {
-    try {
-      String s = Files.readString(log);
-      return s.length() > 6000 ? s.substring(s.length() - 6000) : s;
-    } catch (IOException e) {
-      return "(no log)";
-    }
+    return process == null ? "(never started)" : process.tail();
   }
 
   @Override

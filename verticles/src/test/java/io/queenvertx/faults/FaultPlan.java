@@ -3,8 +3,8 @@ package io.queenvertx.faults;
 import java.time.Duration;
 
 /**
- * The sizes of one fault-suite run. {@code short} (the default, what CI runs) keeps the suite near two to three
- * minutes on two cores; {@code long} ({@code -Dqueen.faults=long}, or {@code mvn -Pfaults}) runs more crashes, longer
+ * The sizes of one fault-suite run. {@code short} (the default, what CI runs) keeps the suite near a minute on two
+ * cores; {@code long} ({@code -Dqueen.faults=long}, or {@code mvn -Pfaults}) runs more crashes, longer
  * outages and more producers.
  *
  * @param name            short or long
@@ -31,7 +31,9 @@ record FaultPlan(String name, Load load, int warmupItems, int crashes, int items
       return new FaultPlan("long", new Load(6, 4, 60, 8), 3_000, 4, 5_000, 3, Duration.ofSeconds(120),
           Duration.ofSeconds(60), 2_000, Duration.ofMinutes(10));
     }
-    return new FaultPlan("short", new Load(4, 4, 50, 4), 600, 1, 1_000, 1, Duration.ofSeconds(30),
-        Duration.ofSeconds(20), 500, Duration.ofMinutes(3));
+    // outages of 10 s: five times the 2 s after which the spool used to give up, and long enough for thousands of
+    // items answered buffered (the long run keeps 120 s and 60 s)
+    return new FaultPlan("short", new Load(4, 4, 50, 4), 600, 1, 1_000, 1, Duration.ofSeconds(10),
+        Duration.ofSeconds(10), 500, Duration.ofMinutes(3));
   }
 }

@@ -2,6 +2,7 @@ package io.queenvertx.faults;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.queenvertx.testing.Census;
 import io.queenvertx.testing.TinyDisk;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -2,8 +2,8 @@ package io.queenvertx.ha;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.queenvertx.faults.Census;
 import io.queenvertx.faults.PushLoad;
+import io.queenvertx.testing.Census;
 import io.queenvertx.testing.TestNode;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -3,11 +3,13 @@ package io.queenvertx.log;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.queenvertx.kernel.Config;
+import io.queenvertx.testing.Census;
 import io.queenvertx.testing.TestDatabase;
 import io.queenvertx.testing.TestNode;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.awaitility.Awaitility;
@@ -53,17 +55,16 @@ class LargePushIT {
     return q;
   }
 
-  static JsonArray popAll(String q, int expected) {
-    var r = node.get("/api/v1/pop/queue/" + q + "?batch=" + (expected + 1));
-    assertThat(r.status()).as(r.body()).isEqualTo(200);
-    JsonArray messages = r.json().getJsonArray("messages");
+  /** Every message of the queue, in delivery order, asserting there are {@code expected}. */
+  static List<JsonObject> popAll(String q, int expected) {
+    List<JsonObject> messages = Census.popAll(node.baseUrl(), q, null, Duration.ofSeconds(30)).messages();
     assertThat(messages).hasSize(expected);
     return messages;
   }
 
   /** The queue's one message pops back with this transaction id and payload, stored encrypted or not. */
   static void assertOnlyMessage(String q, String txn, JsonObject payload, boolean encrypted) {
-    var m = popAll(q, 1).getJsonObject(0);
+    var m = popAll(q, 1).get(0);
     assertThat(m.getString("transactionId")).isEqualTo(txn);
     assertThat(m.getJsonObject("data")).isEqualTo(payload);
     assertEncryptedFlag(q, encrypted);
@@ -105,10 +106,10 @@ class LargePushIT {
         assertThat(results.getJsonObject(i).getString("status")).isEqualTo("queued");
         assertThat(results.getJsonObject(i).getString("transaction_id")).isEqualTo("t" + i);
       }
-      JsonArray popped = popAll(q, 150);
+      List<JsonObject> popped = popAll(q, 150);
       for (int i = 0; i < 150; i++) {
-        assertThat(popped.getJsonObject(i).getString("transactionId")).isEqualTo("t" + i);
-        assertThat(popped.getJsonObject(i).getJsonObject("data")).isEqualTo(payload("i" + i, 1));
+        assertThat(popped.get(i).getString("transactionId")).isEqualTo("t" + i);
+        assertThat(popped.get(i).getJsonObject("data")).isEqualTo(payload("i" + i, 1));
       }
       assertEncryptedFlag(q, encrypted);
     }

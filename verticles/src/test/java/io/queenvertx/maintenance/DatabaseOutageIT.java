@@ -3,6 +3,7 @@ package io.queenvertx.maintenance;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.queenvertx.kernel.Config;
+import io.queenvertx.testing.Census;
 import io.queenvertx.testing.TestNode;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -135,17 +136,9 @@ class DatabaseOutageIT {
     }
   }
 
-  /** Pops (auto-ack) until every wanted transaction id came back; returns all that came back. */
+  /** Pops (and acks) until every wanted transaction id came back; returns all that came back. */
   static Set<String> popAll(TestNode node, String queue, Set<String> wanted) {
-    Set<String> popped = new HashSet<>();
-    Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).until(() -> {
-      var r = node.get("/api/v1/pop/queue/" + queue + "?batch=500&autoAck=true");
-      if (r.status() == 200) {
-        for (Object m : r.json().getJsonArray("messages")) popped.add(((JsonObject) m).getString("transactionId"));
-      }
-      return popped.containsAll(wanted);
-    });
-    return popped;
+    return Census.popUntil(node.baseUrl(), queue, null, wanted, Duration.ofSeconds(60)).transactionIds();
   }
 
   static double metric(TestNode node, String name) {

@@ -6,6 +6,7 @@ import io.queenvertx.kernel.Config;
 import io.queenvertx.testing.TestDatabase;
 import io.queenvertx.testing.NodeFixture;
 import io.queenvertx.testing.TestNode;
+import io.queenvertx.testing.Wire;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
@@ -108,7 +109,7 @@ class RetentionIT {
         + pid + "'");
     age(pid, 0, 120);
     Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> segments(pid) == 0);
-    assertThat(TestDatabase.queryLong(db, "SELECT count(*) FROM queen.log_dlq WHERE partition_id = '" + pid + "'"))
+    assertThat(Wire.dlqCount(db, pid))
         .isEqualTo(1);
   }
 

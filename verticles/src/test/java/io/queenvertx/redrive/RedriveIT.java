@@ -6,6 +6,7 @@ import io.queenvertx.kernel.Config;
 import io.queenvertx.testing.BrokerProcess;
 import io.queenvertx.testing.TestDatabase;
 import io.queenvertx.testing.TestNode;
+import io.queenvertx.testing.Wire;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.URI;
@@ -36,8 +37,7 @@ class RedriveIT {
   }
 
   static long dlqRows(String q) {
-    return TestDatabase.queryLong(DB, "SELECT count(*) FROM queen.log_dlq d JOIN queen.log_partitions p ON "
-        + "p.id = d.partition_id JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = '" + q + "'");
+    return Wire.dlqCountOfQueue(DB, q);
   }
 
   /** Frames in the destination and how many distinct transaction ids they carry are checked by the caller. */

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.queenvertx.kernel.Config;
 import io.queenvertx.codec.Frame;
 import io.queenvertx.codec.Segment;
+import io.queenvertx.testing.TestCluster;
 import io.queenvertx.testing.TestDatabase;
 import io.queenvertx.testing.TestNode;
 import io.vertx.core.json.JsonArray;
@@ -144,13 +145,11 @@ class EncryptionRaceIT {
   @Test
   void inAClusterNoPushAfterTheConfigureAnsweredIsStoredInPlaintext() throws Exception {
     var db = TestDatabase.get().fresh();
-    String cluster = "queen-crypt-" + UUID.randomUUID();
-    var env = Map.of("QUEEN_ENCRYPTION_KEY", KEY, "QUEEN_CLUSTER", "true", "QUEEN_CLUSTER_NAME", cluster,
-        "QUEEN_CLUSTER_MEMBERS", "127.0.0.1", "QUEEN_CLUSTER_PORT", Integer.toString(TestNode.freePort()));
-    var fa = CompletableFuture.supplyAsync(() -> TestNode.start(env, db));
-    var fb = CompletableFuture.supplyAsync(() -> TestNode.start(env, db));
-    try (var a = fa.get(); var b = fb.get()) {
-      TestNode.awaitMembers(2, a, b);
+    var env = TestCluster.with(TestCluster.settings("queen-crypt-" + UUID.randomUUID(), TestNode.freePort()),
+        "QUEEN_ENCRYPTION_KEY", KEY);
+    try (var cluster = TestCluster.start(env, env, db)) {
+      TestNode a = cluster.a();
+      TestNode b = cluster.b();
       for (int round = 0; round < 5; round++) {
         String q = "race-cl-" + round + "-" + UUID.randomUUID();
         assertThat(statuses(a.post("/api/v1/push", items(q, "before-", 3, 3)))).containsOnly("queued");

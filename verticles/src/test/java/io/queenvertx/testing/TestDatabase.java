@@ -1,5 +1,6 @@
 package io.queenvertx.testing;
 
+import io.queenvertx.boot.Migrations;
 import io.queenvertx.kernel.Config;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.sql.DriverManager;
@@ -9,7 +10,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * One real PostgreSQL per test JVM: a Testcontainers container where a Docker engine exists, otherwise the embedded
- * (zonky) server, which also works as root. Tests that need isolation create a fresh database inside it.
+ * (zonky) server, which also works as root. Tests that need isolation create a database of their own inside it:
+ * {@link #fresh()} (migrated, a copy of a template) or {@link #empty()} (for the migration tests).
  */
 public final class TestDatabase {
   private static volatile TestDatabase instance;
@@ -19,10 +21,16 @@ public final class TestDatabase {
   private final int port;
   private final String user;
   private final String password;
+  private final String adminDatabase;
   private final AutoCloseable handle;
+  private final java.util.Set<String> migrated = java.util.concurrent.ConcurrentHashMap.newKeySet();
+  private String template;
+  private String shared;
 
-  private TestDatabase(String host, int port, String user, String password, AutoCloseable handle) {
+  private TestDatabase(String host, int port, String adminDatabase, String user, String password,
+                       AutoCloseable handle) {
     this.host = host;
+    this.adminDatabase = adminDatabase;
     this.port = port;
     this.user = user;
     this.password = password;
@@ -44,14 +52,15 @@ public final class TestDatabase {
         var pg = new org.testcontainers.postgresql.PostgreSQLContainer("postgres:16-alpine")
             .withCommand("postgres", "-c", "max_connections=600");
         pg.start();
-        return new TestDatabase(pg.getHost(), pg.getFirstMappedPort(), pg.getUsername(), pg.getPassword(), pg::stop);
+        return new TestDatabase(pg.getHost(), pg.getFirstMappedPort(), pg.getDatabaseName(), pg.getUsername(),
+            pg.getPassword(), pg::stop);
       }
       var pg = EmbeddedPostgres.builder()
           .setServerConfig("max_connections", "600")
           .setServerConfig("shared_buffers", "256MB")
           .setServerConfig("fsync", "off")
           .start();
-      var db = new TestDatabase("127.0.0.1", pg.getPort(), "postgres", "postgres", pg);
+      var db = new TestDatabase("127.0.0.1", pg.getPort(), "postgres", "postgres", "postgres", pg);
       Runtime.getRuntime().addShutdownHook(new Thread(() -> {
         try {
           pg.close();
@@ -73,20 +82,73 @@ public final class TestDatabase {
     }
   }
 
-  /** The shared database every ordinary test uses ("postgres"); tests keep apart by unique queue names. */
+  /**
+   * The shared database every ordinary test uses; tests keep apart by unique queue names. Like {@link #fresh()} it
+   * is a copy of the migrated template, made on first use.
+   */
   public Config.Database shared() {
-    return new Config.Database(host, port, "postgres", user, password, false);
+    return database(sharedName());
   }
 
-  /** A new empty database, for tests that need one (migration races, counting queries). */
+  /**
+   * A new database of its own holding the broker's schema exactly as a node's first boot leaves it, for tests that
+   * need isolation (counting queries, switches shared by every node of a database). It is a copy ({@code CREATE
+   * DATABASE ... TEMPLATE}) of a template this JVM migrated once with {@link Migrations#apply}, so no test pays for
+   * the whole migration chain again.
+   */
   public Config.Database fresh() {
-    String name = "t" + ProcessHandle.current().pid() + "_" + SEQ.incrementAndGet();
-    try (var c = DriverManager.getConnection("jdbc:postgresql://" + host + ":" + port + "/postgres", user, password);
-         var st = c.createStatement()) {
-      st.execute("CREATE DATABASE " + name);
-    } catch (Exception e) {
-      throw new IllegalStateException(e);
+    return database(copyOfTemplate(newName()));
+  }
+
+  /** A new database with nothing in it, for tests of the migrations themselves (a first boot, an upgrade). */
+  public Config.Database empty() {
+    String name = newName();
+    execute(admin(), "CREATE DATABASE " + name);
+    return database(name);
+  }
+
+  /**
+   * Whether {@code db} is the shared database or one of {@link #fresh()}'s: migrated by this JVM with the migrations
+   * of this build, so a node started on it has nothing to apply ({@link TestNode} then boots it with
+   * {@code QUEEN_APPLY_SCHEMA=false}).
+   */
+  public static boolean migrated(Config.Database db) {
+    TestDatabase t = instance;
+    return t != null && db.host().equals(t.host) && db.port() == t.port && t.migrated.contains(db.database());
+  }
+
+  private synchronized String sharedName() {
+    if (shared == null) shared = copyOfTemplate("shared_" + ProcessHandle.current().pid());
+    return shared;
+  }
+
+  private synchronized String copyOfTemplate(String name) {
+    if (template == null) {
+      String t = "template_" + ProcessHandle.current().pid();
+      execute(admin(), "CREATE DATABASE " + t);
+      try {
+        Migrations.apply(database(t));
+      } catch (java.sql.SQLException e) {
+        throw new IllegalStateException("could not migrate the template database", e);
+      }
+      template = t;
     }
+    // nobody connects to the template after its migration: PostgreSQL copies a database no session is using
+    execute(admin(), "CREATE DATABASE " + name + " TEMPLATE " + template);
+    migrated.add(name);
+    return name;
+  }
+
+  /** The server's maintenance database, where databases are created (never a test's own). */
+  private Config.Database admin() {
+    return database(adminDatabase);
+  }
+
+  private String newName() {
+    return "t" + ProcessHandle.current().pid() + "_" + SEQ.incrementAndGet();
+  }
+
+  private Config.Database database(String name) {
     return new Config.Database(host, port, name, user, password, false);
   }
 

@@ -18,8 +18,9 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A real broker node for integration tests: in this JVM, on a free port, against the shared test PostgreSQL (or the
- * database given), spoken to over real HTTP.
+ * A real broker node for integration tests: in this JVM, on a free port, against the shared test database (or the
+ * database given), spoken to over real HTTP. On a database {@link TestDatabase} migrated it boots with
+ * {@code QUEEN_APPLY_SCHEMA=false} unless the test says otherwise.
  */
 public final class TestNode implements AutoCloseable {
   /** HTTP/1.1 like Queen's SDKs: the JDK client's default h2c upgrade is a path no client of ours takes. */
@@ -64,6 +65,9 @@ public final class TestNode implements AutoCloseable {
     all.put("PG_DATABASE", db.database());
     all.put("PG_USER", db.user());
     all.put("PG_PASSWORD", db.password());
+    // a database this JVM migrated has nothing to apply: the node boots as one of a fleet whose schema is applied
+    // once (the boot's own migration is tested on empty databases and embedded servers)
+    if (TestDatabase.migrated(db)) all.put("QUEEN_APPLY_SCHEMA", "false");
     all.putAll(env);
     return startExternal(all);
   }

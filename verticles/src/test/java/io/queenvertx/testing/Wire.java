@@ -325,7 +325,18 @@ public final class Wire {
   }
 
   public static long dlqCount(String partitionId) {
-    return count("SELECT count(*) FROM queen.log_dlq WHERE partition_id = '" + partitionId + "'");
+    return dlqCount(db(), partitionId);
+  }
+
+  /** Dead-letter rows of one partition in {@code db}. */
+  public static long dlqCount(Config.Database db, String partitionId) {
+    return TestDatabase.queryLong(db, "SELECT count(*) FROM queen.log_dlq WHERE partition_id = '" + partitionId + "'");
+  }
+
+  /** Dead-letter rows of every partition of {@code queue} in {@code db}. */
+  public static long dlqCountOfQueue(Config.Database db, String queue) {
+    return TestDatabase.queryLong(db, "SELECT count(*) FROM queen.log_dlq d JOIN queen.log_partitions p ON "
+        + "p.id = d.partition_id JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = '" + queue + "'");
   }
 
   public static boolean dlqRowExists(String id) {

@@ -11,12 +11,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * {@code GET /health} and {@code GET /status} (API.md §5.1), the liveness probe {@code GET /health/live}: 200
- * {@code {"status":"alive"}} with no database round trip, so an outage of PostgreSQL (while pushes spool) does not make
- * an orchestrator restart the broker; and the readiness probe {@code GET /health/ready}: 200 while the node can take
- * pushes, that is while its database answers or its spool folder is writable (pushes then answer {@code buffered}), so
- * a PostgreSQL outage keeps the node in its Service and clients reach the spool; {@code database} tells operators
- * whether PostgreSQL answers.
+ * {@code GET /health} (and its HEAD) and {@code GET /status} (API.md §5.1), the liveness probe
+ * {@code GET /health/live}: 200 {@code {"status":"alive"}} with no database round trip, so an outage of PostgreSQL
+ * (while pushes spool) does not make an orchestrator restart the broker; and the readiness probe
+ * {@code GET /health/ready}: 200 while the node can take pushes, that is while its database answers or its spool folder
+ * is writable (pushes then answer {@code buffered}), so a PostgreSQL outage keeps the node in its Service and clients
+ * reach the spool; {@code database} tells operators whether PostgreSQL answers.
  */
 final class HealthRoutes {
   /** Ours is the same segment engine as Queen's, implemented on Vert.x. */
@@ -31,8 +31,9 @@ final class HealthRoutes {
   private HealthRoutes() {}
 
   public static void mount(RouteTable routes, Config config, Database db) {
-    // One trivial database round trip; its failure is the only 503 of the core surface, with no "error" key.
-    routes.get("/health", ctx -> db.ping(HEALTH_DB_TIMEOUT_MS).onComplete(ar -> {
+    // One trivial database round trip; its failure is the only 503 of the core surface, with no "error" key. A HEAD
+    // is the same check without the body (else the dashboard's page would answer it, 200 whatever the database).
+    routes.getAndHead("/health", ctx -> db.ping(HEALTH_DB_TIMEOUT_MS).onComplete(ar -> {
       boolean up = ar.result();
       var body = new JsonObject()
           .put("status", up ? "healthy" : "unhealthy")

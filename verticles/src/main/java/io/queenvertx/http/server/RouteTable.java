@@ -65,6 +65,16 @@ public final class RouteTable {
     add(HttpMethod.GET, path, false, h);
   }
 
+  /**
+   * A GET route that answers HEAD too, with the same handler (the server sends the GET's status and headers and no
+   * body), as Queen's router does for every GET; used for the health probe, which load balancers often send as HEAD.
+   * Both are listed.
+   */
+  public void getAndHead(String path, Handler<RoutingContext> h) {
+    add(HttpMethod.GET, path, false, h);
+    add(HttpMethod.HEAD, path, false, h);
+  }
+
   public void post(String path, Handler<RoutingContext> h) {
     add(HttpMethod.POST, path, true, h);
   }
