@@ -45,7 +45,7 @@ class JsClient2IT {
 
   @BeforeAll
   static void start() throws Exception {
-    project = JsClientProject.find("clients-test/js2", "queen-mq-2.0.3.tgz");
+    project = project();
     project.install();
     nodes = new Nodes(TestDatabase.get().fresh(), TestNode.freePort(), TestNode.freePort());
     nodes.start();
@@ -53,6 +53,11 @@ class JsClient2IT {
     control.createContext("/stop", exchange -> answer(exchange, nodes::stop));
     control.createContext("/start", exchange -> answer(exchange, nodes::start));
     control.start();
+  }
+
+  /** The 2.x client's npm project (also installed ahead by {@link NpmPrefetch}). */
+  static JsClientProject project() {
+    return JsClientProject.find("clients-test/js2", "queen-mq-2.0.3.tgz");
   }
 
   @AfterAll
