@@ -34,17 +34,7 @@ export async function pushNumbered(queen, queue, count, first = 1) {
   return results
 }
 
-/** Polls `probe` until it returns a truthy value, or fails after `timeoutMs` with `what` in the message. */
-export async function eventually(what, probe, timeoutMs = 10000) {
-  const deadline = Date.now() + timeoutMs
-  let last
-  while (Date.now() < deadline) {
-    last = await probe()
-    if (last) return last
-    await new Promise(resolve => setTimeout(resolve, 100))
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last probe gave ${JSON.stringify(last)}`)
-}
+export { eventually, consumeWithin, lag } from '../../lib/waits.mjs'
 
 /**
  * Pops (wait=false) in batches until a pop returns nothing; acks each batch with the pop's group, and returns the
@@ -63,27 +53,4 @@ export async function drain(queen, queue, { group = null, mode = null, batch = 1
     seen.push(...msgs.map(m => m.data))
     if (seen.length > max) throw new Error(`drained more than ${max} messages from ${queue}`)
   }
-}
-
-/**
- * Runs a consume loop that should end by itself (its `limit`), aborting it after `ms` so that a loop which never
- * reaches its limit fails the test instead of hanging it.
- */
-export async function consumeWithin(ms, start) {
-  const controller = new AbortController()
-  const timer = setTimeout(() => controller.abort(), ms)
-  try {
-    await start(controller.signal)
-  } finally {
-    clearTimeout(timer)
-  }
-  if (controller.signal.aborted) throw new Error(`the consume loop did not reach its limit within ${ms} ms`)
-}
-
-/** How many messages of `queue` the group (queue mode when null) has not acked, from the consumer-group listing. */
-export async function lag(queen, queue, group = null) {
-  const detail = await queen.admin.getConsumerGroup(group ?? '__QUEUE_MODE__')
-  const partitions = detail?.queues?.[queue]?.partitions
-  if (!Array.isArray(partitions)) throw new Error(`no cursor of ${group ?? 'queue mode'} on ${queue}: ${JSON.stringify(detail)}`)
-  return partitions.reduce((sum, p) => sum + p.lag, 0)
 }

@@ -11,6 +11,12 @@
 --   _log_cursor_start    where a new cursor starts under a subscription mode (also consumer_group_seek's)
 --   log_renew_lease   extends a worker's live leases
 --
+-- Conflation (last-value delivery, a policy of the group on the queue, queen2-contract.md §6.2): a group registered
+-- with consumer_groups_metadata.conflation (set at its first contact from the pop's p_conflate; the stored value wins
+-- afterwards) is served ONE message per claimed partition, the newest visible one (the partition is the conflation
+-- key). Its lease (lease_conflated) ends at that offset, so the ack of that one message moves the cursor past every
+-- message behind it: the superseded messages are acknowledged with it, and nothing past what the pop saw is committed.
+--
 -- What one pop reads does not grow with the partition's backlog (PopCostIT counts the rows one pop fetches):
 --   * _log_pop_claim's forward walk (every segment after the cursor, in offset order) asks for at most
 --     (budget - taken) segments, since every segment gives at least one frame, and is an ordered index range scan
@@ -118,9 +124,12 @@ $$;
 --   p_group NULL or ''  -> '__QUEUE_MODE__'.
 --   p_workers NULL      -> one pop with no worker.
 --   p_max_bytes NULL or <= 0 -> no byte budget; else each pop's byte budget (see the header).
+--   p_conflate          -> the pop declares last-value delivery (see the header); conflated says what it got.
 -- Commits asynchronously (see the header).
 DROP FUNCTION IF EXISTS queen.log_pop_many(uuid, text, text, text, integer, integer, integer, text[], boolean, text,
                                             timestamptz, text, text);
+DROP FUNCTION IF EXISTS queen.log_pop_many(uuid, text, text, text, integer, integer, integer, text[], boolean, text,
+                                            timestamptz, text, text, bigint);
 CREATE OR REPLACE FUNCTION queen.log_pop_many(
     p_tenant         uuid,
     p_queue          text,
@@ -135,7 +144,8 @@ CREATE OR REPLACE FUNCTION queen.log_pop_many(
     p_sub_from       timestamptz,
     p_namespace      text DEFAULT NULL,
     p_task           text DEFAULT NULL,
-    p_max_bytes      bigint DEFAULT NULL
+    p_max_bytes      bigint DEFAULT NULL,
+    p_conflate       boolean DEFAULT false
 ) RETURNS TABLE (
     pop_idx          integer,
     partition_id     uuid,
@@ -148,7 +158,8 @@ CREATE OR REPLACE FUNCTION queen.log_pop_many(
     take             integer,
     msg_count        integer,
     created_at       timestamptz,
-    blob             bytea
+    blob             bytea,
+    conflated        boolean
 )
 LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan
@@ -180,6 +191,7 @@ DECLARE
     v_wm_floor  timestamptz;
     v_wm_upd    timestamptz;
     v_registered boolean;
+    v_conf      boolean;                          -- the group's stored conflation policy on the queue
     v_seen      boolean;
     v_pending   boolean;
     v_pivot     uuid;
@@ -231,7 +243,7 @@ BEGIN
         -- where three ran before.
         FOR v_q IN
             SELECT q.id, q.name, q.lease_time, q.delayed_processing, q.window_buffer,
-                   r.seed_mode, r.seed_ts, r.registered, r.wm_floor, r.wm_upd,
+                   r.seed_mode, r.seed_ts, r.registered, r.conf, r.wm_floor, r.wm_upd,
                    set_config('synchronous_commit', 'off', true) AS async_commit
             FROM (SELECT q0.id, q0.name::text AS name, q0.lease_time, q0.delayed_processing, q0.window_buffer
                   FROM queen.queues q0
@@ -246,7 +258,7 @@ BEGIN
                    ORDER BY random())) q
             CROSS JOIN LATERAL (
                 SELECT m.subscription_mode AS seed_mode, m.subscription_timestamp AS seed_ts,
-                       m.consumer_group IS NOT NULL AS registered,
+                       m.consumer_group IS NOT NULL AS registered, m.conflation AS conf,
                        w.last_empty_scan_at AS wm_floor, w.updated_at AS wm_upd
                 FROM (SELECT 1) one
                 LEFT JOIN queen.consumer_groups_metadata m
@@ -257,6 +269,7 @@ BEGIN
             v_seen := true;
             -- ---- group registration (first contact of (queue, group)) + bulk cursor seed ---------------------------
             v_seed_mode := v_q.seed_mode; v_seed_ts := v_q.seed_ts; v_registered := v_q.registered;
+            v_conf := v_q.conf;
             v_wm_floor := v_q.wm_floor; v_wm_upd := v_q.wm_upd;
             IF NOT v_registered THEN
                 -- One registrant at a time, without waiting: a concurrent registrant is seeding right now, so this
@@ -277,8 +290,9 @@ BEGIN
                 END IF;
                 INSERT INTO queen.consumer_groups_metadata
                     (tenant_id, consumer_group, queue_id, partition_name, namespace, task,
-                     subscription_mode, subscription_timestamp)
-                VALUES (v_tenant, v_group, v_q.id, '', '', '', v_mode, v_mode_ts)
+                     subscription_mode, subscription_timestamp, conflation)
+                VALUES (v_tenant, v_group, v_q.id, '', '', '', v_mode, v_mode_ts,
+                        v_group <> '__QUEUE_MODE__' AND COALESCE(p_conflate, false))
                 ON CONFLICT DO NOTHING;
                 GET DIAGNOSTICS v_inserted = ROW_COUNT;
                 IF v_inserted > 0 THEN
@@ -288,11 +302,12 @@ BEGIN
                     ORDER BY p.id
                     ON CONFLICT (partition_id, consumer_group) DO NOTHING;
                 END IF;
-                SELECT m.subscription_mode, m.subscription_timestamp INTO v_seed_mode, v_seed_ts
+                SELECT m.subscription_mode, m.subscription_timestamp, m.conflation INTO v_seed_mode, v_seed_ts, v_conf
                 FROM queen.consumer_groups_metadata m
                 WHERE m.tenant_id = v_tenant AND m.consumer_group = v_group AND m.queue_id = v_q.id
                   AND m.partition_name = '' AND m.namespace = '' AND m.task = '';
             END IF;
+            v_conf := v_group <> '__QUEUE_MODE__' AND COALESCE(v_conf, p_conflate, false);
             -- The durable subscription wins for partitions first contacted later. 'all' seeds at the retained head;
             -- 'new' and 'timestamp' seed from the stored time (everything pushed since the subscription).
             IF v_group = '__QUEUE_MODE__' THEN
@@ -354,7 +369,7 @@ BEGIN
 
                 v_r := queen._log_pop_claim(                 -- an expression, not a statement: no executor start
                     v_pid, v_group, v_remaining, v_lease, p_workers[v_i], COALESCE(p_auto_ack, false),
-                    v_seed_mode, v_seed_ts, v_q.delayed_processing, v_q.window_buffer, v_now, v_bytes_left);
+                    v_seed_mode, v_seed_ts, v_q.delayed_processing, v_q.window_buffer, v_now, v_bytes_left, v_conf);
 
                 IF v_r.o_taken > 0 AND cardinality(v_r.o_bases) = 1 AND v_r.o_head_blob IS NOT NULL THEN
                     -- One slice, of the head segment the claim read with its blob (a batch-1 pop, say): emitted
@@ -363,6 +378,7 @@ BEGIN
                     delivery_attempt := v_r.o_attempt; lease_expires_at := v_r.o_expires;
                     base_offset := v_r.o_bases[1]; start_idx := v_r.o_starts[1]; take := v_r.o_takes[1];
                     msg_count := v_r.o_counts[1]; created_at := v_r.o_head_created; blob := v_r.o_head_blob;
+                    conflated := v_conf;
                     RETURN NEXT;
                 ELSIF v_r.o_taken > 0 THEN
                     -- The head slice (when the claim read its blob) from variables, the others fetched once each; a
@@ -370,7 +386,7 @@ BEGIN
                     RETURN QUERY
                         SELECT v_i, v_pid, v_pname, v_q.name, v_r.o_attempt, v_r.o_expires,
                                u.b, u.st, u.tk, u.cnt, COALESCE(s.created_at, v_r.o_head_created),
-                               COALESCE(s.blob, v_r.o_head_blob)
+                               COALESCE(s.blob, v_r.o_head_blob), v_conf
                         FROM unnest(v_r.o_bases, v_r.o_starts, v_r.o_takes, v_r.o_counts)
                              WITH ORDINALITY AS u(b, st, tk, cnt, ord)
                         LEFT JOIN LATERAL (
@@ -472,6 +488,8 @@ $$;
 -- a budget). The head slice always takes at least one frame; the others stop where the budget runs out.
 DROP FUNCTION IF EXISTS queen._log_pop_claim(uuid, text, integer, integer, text, boolean, text, timestamptz, integer,
                                               integer, timestamptz);
+DROP FUNCTION IF EXISTS queen._log_pop_claim(uuid, text, integer, integer, text, boolean, text, timestamptz, integer,
+                                              integer, timestamptz, bigint);
 CREATE OR REPLACE FUNCTION queen._log_pop_claim(
     p_pid       uuid,
     p_group     text,
@@ -485,6 +503,7 @@ CREATE OR REPLACE FUNCTION queen._log_pop_claim(
     p_window    integer,
     p_now       timestamptz,
     p_max_bytes bigint,
+    p_conflate  boolean,
     OUT o_bases   bigint[],
     OUT o_starts  integer[],
     OUT o_takes   integer[],
@@ -589,6 +608,25 @@ BEGIN
     END IF;
     o_bases := '{}'; o_starts := '{}'; o_takes := '{}'; o_counts := '{}';
 
+    IF p_conflate THEN
+    -- Last-value delivery (see the header): only the newest visible message, from the last segment that is not
+    -- delayed (without a delay, the partition's last segment: one backward probe of the primary key).
+    SELECT s.base_offset, s.end_offset, s.created_at, s.blob INTO v_hb, v_he, v_hc, v_hblob
+    FROM queen.log_segments s
+    WHERE s.partition_id = p_pid AND s.end_offset >= v_wanted
+      AND (v_deadline IS NULL OR s.created_at <= v_deadline)
+    ORDER BY s.base_offset DESC LIMIT 1;
+    IF FOUND THEN
+        o_bases := ARRAY[v_hb]; o_starts := ARRAY[(v_he - v_hb)::integer]; o_takes := ARRAY[1];
+        o_counts := ARRAY[(v_he - v_hb + 1)::integer];
+        o_taken := 1; o_head_created := v_hc; o_head_blob := v_hblob;
+        v_start := v_he; v_lastdel := v_he;
+    ELSE
+        -- nothing visible: delayed segments keep the partition open, no segment at all past the cursor seals it
+        v_any_data := v_deadline IS NOT NULL AND EXISTS (SELECT 1 FROM queen.log_segments s
+                                                         WHERE s.partition_id = p_pid AND s.end_offset >= v_wanted);
+    END IF;
+    ELSE
     -- Head probe (read with the claim): if the segment covers wanted, start mid-segment. A probe that does not cover
     -- it (a retention gap; or the row changed under the lock, when the probe may be of the old cursor) is made again.
     IF v_c.h_base IS NOT NULL AND v_c.h_base <= v_wanted AND v_c.h_end >= v_wanted THEN
@@ -689,6 +727,7 @@ BEGIN
         v_any_data := EXISTS (SELECT 1 FROM queen.log_segments s
                               WHERE s.partition_id = p_pid AND s.base_offset > v_wanted);
     END IF;
+    END IF;                                           -- p_conflate
 
     IF o_taken = 0 THEN
         -- Nothing left at or after the cursor (retention removed it): seal, so the partition stops being a candidate.
@@ -715,6 +754,7 @@ BEGIN
             lease_expires_at = p_now + make_interval(secs => p_lease_s),
             lease_acquired_at = p_now,
             batch_end = v_lastdel,
+            lease_conflated = COALESCE(p_conflate, false),
             attempt_count = CASE WHEN c.attempt_offset IS NOT DISTINCT FROM v_start THEN c.attempt_count + 1 ELSE 1 END,
             attempt_offset = v_start
         WHERE c.partition_id = p_pid AND c.consumer_group = p_group

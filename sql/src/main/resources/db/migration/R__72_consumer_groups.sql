@@ -185,3 +185,17 @@ BEGIN
                               'partitionsUpdated', v_updated);
 END;
 $$;
+
+-- The group's stored conflation policy on a queue (queen2-contract.md §6.2): what a conflating pop that found nothing
+-- echoes. NULL when the group has not met the queue (or the queue is not the tenant's).
+CREATE OR REPLACE FUNCTION queen.consumer_group_conflation(p_tenant uuid, p_queue text, p_group text)
+RETURNS boolean
+LANGUAGE sql STABLE
+AS $$
+    SELECT m.conflation
+    FROM queen.queues q
+    JOIN queen.consumer_groups_metadata m
+      ON m.queue_id = q.id AND m.tenant_id = q.tenant_id AND m.consumer_group = p_group
+     AND m.partition_name = '' AND m.namespace = '' AND m.task = ''
+    WHERE q.tenant_id = COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001') AND q.name = p_queue
+$$;

@@ -35,12 +35,14 @@ final class Acks {
   private final Database db;
   private final BrokerMetrics metrics;
   private final AckFusion fusion;
+  private final Autopilot autopilot;
 
   Acks(Database db, BrokerMetrics metrics, Vertx vertx) {
     this.vertx = vertx;
     this.db = db;
     this.metrics = metrics;
     this.fusion = db.ackFusion();
+    this.autopilot = Autopilot.of(vertx);
   }
 
   Future<JsonArray> ack(AckCommand cmd) {
@@ -58,6 +60,7 @@ final class Acks {
         if (r.getBoolean("success")) metrics.ackedMessages.increment();
         else metrics.failedAcks.increment();
         if (r.getBoolean("dlq")) metrics.deadLettered.increment();
+        if (r.getBoolean("leaseReleased") && items.get(i).leaseId() != null) autopilot.settled(items.get(i).leaseId());
       }
       metrics.stats.ack(items, arr, System.nanoTime() - t0);
       return Future.succeededFuture(arr);

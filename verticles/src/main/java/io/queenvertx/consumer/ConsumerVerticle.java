@@ -63,6 +63,7 @@ public final class ConsumerVerticle extends VerticleBase {
   private final LongPollGates<Waiter> gates = new LongPollGates<>();
   private Acks acks;
   private PopFusion pops;
+  private Autopilot autopilot;
   private long reportedParked;
 
   public ConsumerVerticle(Config config, Database db, BrokerMetrics metrics, FrameDecoder decoder) {
@@ -76,6 +77,7 @@ public final class ConsumerVerticle extends VerticleBase {
   public Future<?> start() {
     acks = new Acks(db, metrics, vertx);
     pops = db.popFusion();
+    autopilot = Autopilot.of(vertx);
     ConsumerInbox.register(this);
     var bus = vertx.eventBus();
     bus.<JsonObject>consumer(Addresses.LANDED, m -> onLanded(m.body()));
@@ -149,6 +151,7 @@ public final class ConsumerVerticle extends VerticleBase {
       if (body != null || !w.cmd.longPoll() || now >= w.deadline) {
         finish(w);
         if (body == null) metrics.emptyPops.increment();
+        if (body == null && w.cmd.autopilot() != null) autopilot.answered(w.cmd, w.leaseId, 0);
         metrics.stats.pop(w.cmd.tenant(), w.cmd.queue(), body == null, System.nanoTime() - t0);
         w.reply.ok(body);
         return;
@@ -228,6 +231,7 @@ public final class ConsumerVerticle extends VerticleBase {
         int n = 0;
         for (var d : decoded) n += d.frames().size();
         metrics.poppedMessages.increment(n);
+        if (c.autopilot() != null) autopilot.answered(c, leaseId, n);
         metrics.stats.popped(c.tenant(), c.queue(), slices, decoded);
         return Future.succeededFuture(ar.result().body());
       });

@@ -110,6 +110,14 @@ final class PopBody {
     }
     out.endArray();
     out.field("partitionsClaimed", claimed);
+    // the 2.x echoes (queen2-contract.md §6.2, §6.3): the policy the group was served by, and the autopilot's sizing
+    boolean conflated = Boolean.TRUE.equals(first.getBoolean("conflated"));
+    if (conflated) out.field("conflation", true);
+    if (conflated != c.conflation()) out.field("conflationConflict", true);
+    if (c.autopilot() != null) {
+      out.key("autopilot").beginObject().field("partitions", c.autopilot().partitions())
+          .field("batch", c.autopilot().batch()).field("waitMs", 0).endObject();
+    }
     out.endObject();
     return out.buffer();
   }

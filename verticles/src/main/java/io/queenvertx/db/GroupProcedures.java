@@ -15,6 +15,7 @@ import java.util.UUID;
 public final class GroupProcedures {
   static final String DELETE = "SELECT queen.consumer_group_delete($1, $2, $3::text, $4)";
   static final String SEEK = "SELECT queen.consumer_group_seek($1, $2, $3, $4::text, $5, $6::timestamptz)";
+  static final String CONFLATION = "SELECT queen.consumer_group_conflation($1, $2, $3)";
   static final String TRACE = "SELECT queen.trace_record($1, $2, $3, $4, $5, $6::text::jsonb, $7, $8)";
 
   private final SqlClient sql;
@@ -34,6 +35,12 @@ public final class GroupProcedures {
                                  OffsetDateTime at) {
     return sql.preparedQuery(SEEK).execute(Tuple.of(tenant, group, queue, partition, toEnd, at))
         .map(rows -> (JsonObject) rows.iterator().next().getValue(0));
+  }
+
+  /** The group's stored conflation policy on {@code queue}; null when the group has not met the queue. */
+  public Future<Boolean> conflation(UUID tenant, String queue, String group) {
+    return sql.preparedQuery(CONFLATION).execute(Tuple.of(tenant, queue, group))
+        .map(rows -> rows.iterator().next().getBoolean(0));
   }
 
   /** Records one trace event of a message ({@code data}: JSON text). */

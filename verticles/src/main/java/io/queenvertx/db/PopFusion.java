@@ -29,7 +29,7 @@ import java.util.UUID;
  */
 public final class PopFusion implements Shareable {
   static final String SQL =
-      "SELECT * FROM queen.log_pop_many($1, $2, $3, $4, $5, $6, $7, $8::text[], $9, $10, $11, $12, $13, $14)";
+      "SELECT * FROM queen.log_pop_many($1, $2, $3, $4, $5, $6, $7, $8::text[], $9, $10, $11, $12, $13, $14, $15)";
   /** At most this many pops go in one statement; the rest wait for the next. */
   static final int MAX_POPS = 32;
   /**
@@ -48,17 +48,18 @@ public final class PopFusion implements Shareable {
   /** Everything a pop asks but its lease id: pops with equal keys can share a statement. */
   private record Key(UUID tenant, String queue, String partition, String group, int batch, int partitions,
                      int leaseSeconds, boolean autoAck, String subscriptionMode, OffsetDateTime subscriptionFrom,
-                     String namespace, String task) {
+                     String namespace, String task, boolean conflation) {
     static Key of(PopCommand c) {
       return new Key(c.tenant(), c.queue(), c.partition(), c.consumerGroup(), Math.max(1, c.batch()), c.partitions(),
-          c.leaseSeconds(), c.autoAck(), c.subscriptionMode(), c.subscriptionFrom(), c.namespace(), c.task());
+          c.leaseSeconds(), c.autoAck(), c.subscriptionMode(), c.subscriptionFrom(), c.namespace(), c.task(),
+          c.conflation());
     }
 
     Tuple args(String[] leases, long maxBytes) {
       return Tuple.tuple().addUUID(tenant).addString(queue).addString(partition).addString(group).addInteger(batch)
           .addInteger(partitions).addInteger(leaseSeconds).addArrayOfString(leases).addBoolean(autoAck)
           .addString(subscriptionMode).addOffsetDateTime(subscriptionFrom).addString(namespace).addString(task)
-          .addLong(maxBytes);
+          .addLong(maxBytes).addBoolean(conflation);
     }
   }
 

@@ -29,6 +29,12 @@ public final class ApiError extends RuntimeException {
     return new ApiError(status, new JsonObject().put("error", text).toBuffer(), "application/json", text);
   }
 
+  /** {@code {"error":"<text>","code":"<code>"}}: an error whose 2.x machine code is not its status's own. */
+  public static ApiError coded(int status, String code, String text) {
+    return new ApiError(status, new JsonObject().put("error", text).put("code", code).toBuffer(), "application/json",
+        text);
+  }
+
   /**
    * {@code {"error":"<prefix><cause text>"}}, as Queen's {@code json_err(prefix, e)} builds it; the cause is kept
    * (never sent) so a 5xx log line can show where it came from.

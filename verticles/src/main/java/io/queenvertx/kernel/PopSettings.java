@@ -17,10 +17,12 @@ package io.queenvertx.kernel;
  *     as if it asked for this many (a pop may always return fewer messages than its batch)
  * @param maxBytes {@code QUEEN_POP_MAX_BYTES} (64 MiB; 0 = no budget): a pop stops taking messages once its answer
  *     would pass about this many bytes, delivering at least one message per partition it claims
+ * @param autopilot {@code QUEEN_POP_AUTOPILOT} (on): a pop with {@code autopilot=true} has the knobs it left unset
+ *     (batch, partitions) chosen by the broker (queen2-contract.md §6.3); off: they take the ordinary defaults
  */
 public record PopSettings(long defaultTimeoutMs, String defaultSubscriptionMode, long waitInitialIntervalMs,
                           int waitBackoffThreshold, double waitBackoffMultiplier, long waitMaxIntervalMs,
-                          int maxBatch, long maxBytes) {
+                          int maxBatch, long maxBytes, boolean autopilot) {
   public static final long DEFAULT_TIMEOUT_MS = 30_000;
   public static final String DEFAULT_SUBSCRIPTION_MODE = "new";
   public static final long DEFAULT_WAIT_INITIAL_INTERVAL_MS = 100;
@@ -40,6 +42,7 @@ public record PopSettings(long defaultTimeoutMs, String defaultSubscriptionMode,
         e.dbl("POP_WAIT_BACKOFF_MULTIPLIER", DEFAULT_WAIT_BACKOFF_MULTIPLIER, 1),
         e.lng("POP_WAIT_MAX_INTERVAL_MS", DEFAULT_WAIT_MAX_INTERVAL_MS, 1, Long.MAX_VALUE),
         e.integer("QUEEN_POP_MAX_BATCH", DEFAULT_MAX_BATCH, 1, Integer.MAX_VALUE),
-        e.lng("QUEEN_POP_MAX_BYTES", DEFAULT_MAX_BYTES, 0, Long.MAX_VALUE));
+        e.lng("QUEEN_POP_MAX_BYTES", DEFAULT_MAX_BYTES, 0, Long.MAX_VALUE),
+        e.bool("QUEEN_POP_AUTOPILOT", true));
   }
 }

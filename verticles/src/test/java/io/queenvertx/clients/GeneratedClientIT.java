@@ -78,6 +78,6 @@ class GeneratedClientIT {
   }
 
   private PopResponse pop() throws ApiException {
-    return messages.popQueue(queue, 10, null, null, false, null, null, null, null, null, null, null);
+    return messages.popQueue(queue, 10, null, null, null, false, null, null, null, null, null, null, null);
   }
 }

@@ -16,8 +16,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 /**
- * The npm project {@code clients-test/js}: Queen's JavaScript client ({@code queen-mq}, installed from the repository's
- * own copy under {@code clients-test/vendor/}) driving a broker from {@code node --test} files, as an application would.
+ * An npm project under {@code clients-test/}: {@code clients-test/js} (Queen's JavaScript client 1.0.6) and
+ * {@code clients-test/js2} (2.0.3), each installing {@code queen-mq} from the repository's own copy under
+ * {@code clients-test/vendor/} and driving a broker from {@code node --test} files, as an application would;
+ * {@code clients-test/openapi} uses the same install and run machinery.
  *
  * <p>{@code npm ci} runs only when the lock, the client tarball or the node version changed since the last install (a
  * stamp file in {@code node_modules}); {@link NpmPrefetch} starts it in the background when a test JVM starts.
@@ -37,14 +39,21 @@ final class JsClientProject {
   }
 
   private final Path dir;
+  private final String tarball;
 
-  private JsClientProject(Path dir) {
+  private JsClientProject(Path dir, String tarball) {
     this.dir = dir;
+    this.tarball = tarball;
   }
 
-  /** The project of the checkout holding the working directory (Maven runs tests in the module folder). */
+  /** The 1.0.6 client's project of the checkout holding the working directory (Maven runs tests in the module folder). */
   static JsClientProject find() {
-    return find("clients-test/js");
+    return find("clients-test/js", TARBALL);
+  }
+
+  /** The project at {@code relative} whose {@code package.json} installs the client tarball {@code tarball}. */
+  static JsClientProject find(String relative, String tarball) {
+    return new JsClientProject(find(relative).dir, tarball);
   }
 
   /**
@@ -54,7 +63,7 @@ final class JsClientProject {
   static JsClientProject find(String relative) {
     for (Path p = Path.of("").toAbsolutePath(); p != null; p = p.getParent()) {
       if (Files.isRegularFile(p.resolve(relative).resolve("package.json"))) {
-        return new JsClientProject(p.resolve(relative));
+        return new JsClientProject(p.resolve(relative), null);
       }
     }
     throw new IllegalStateException("no " + relative + "/package.json above " + Path.of("").toAbsolutePath());
@@ -66,7 +75,8 @@ final class JsClientProject {
 
   /** The client tarball the project's {@code package.json} names, inside the repository. */
   Path tarball() {
-    return dir.getParent().resolve("vendor").resolve(TARBALL);
+    if (tarball == null) throw new IllegalStateException(dir + " installs no client tarball");
+    return dir.getParent().resolve("vendor").resolve(tarball);
   }
 
   /** The {@code *.test.mjs} files under {@code test/}, sorted. */
@@ -113,8 +123,16 @@ final class JsClientProject {
 
   /** Runs one test file with {@code node --test}, the broker's URL in {@code QUEEN_URL}. */
   Result test(Path file, String brokerUrl, Duration limit) throws Exception {
-    return run(List.of("node", "--test", "--test-reporter=spec", dir.relativize(file).toString()),
-        Map.of("QUEEN_URL", brokerUrl), limit);
+    return test(file, Map.of("QUEEN_URL", brokerUrl), limit);
+  }
+
+  /** Runs one test file with {@code node --test} and {@code env} added (the spec reporter's output). */
+  Result test(Path file, Map<String, String> env, Duration limit, String... reporters) throws Exception {
+    List<String> command = new ArrayList<>(List.of("node", "--test", "--test-reporter=spec",
+        "--test-reporter-destination=stdout"));
+    command.addAll(List.of(reporters));
+    command.add(dir.relativize(file).toString());
+    return run(command, env, limit);
   }
 
   /** What a child process printed (stdout and stderr interleaved) and how it ended; -1 when it ran out of time. */

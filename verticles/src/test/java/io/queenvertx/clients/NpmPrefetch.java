@@ -4,10 +4,10 @@ import org.junit.platform.launcher.LauncherSession;
 import org.junit.platform.launcher.LauncherSessionListener;
 
 /**
- * Starts the two {@code npm ci} installs the client tests need (Queen's JS client in {@code clients-test/js}, Redocly
- * in {@code clients-test/openapi}) on a background thread as soon as a test JVM opens its JUnit session, so that on a
- * clean clone they download while other test classes run instead of when {@link JsClientIT} and
- * {@link OpenApiLintIT} start. Those tests install again through the same calls, which wait for an install under way
+ * Starts the three {@code npm ci} installs the client tests need (Queen's JS client 1.0.6 in {@code clients-test/js}
+ * and 2.0.3 in {@code clients-test/js2}, Redocly in {@code clients-test/openapi}) on a background thread as soon as a
+ * test JVM opens its JUnit session, so that on a clean clone they download while other test classes run instead of
+ * when {@link JsClientIT}, {@link JsClient2IT} and {@link OpenApiLintIT} start. Those tests install again through the same calls, which wait for an install under way
  * and then find the tree installed; a failure here is theirs to report. Registered in
  * {@code META-INF/services/org.junit.platform.launcher.LauncherSessionListener}.
  */
@@ -21,6 +21,7 @@ public final class NpmPrefetch implements LauncherSessionListener {
     Thread t = new Thread(() -> {
       try {
         JsClientProject.find().install();
+        JsClient2IT.project().install();
         JsClientProject.find("clients-test/openapi").ci();
       } catch (Exception | Error e) {
         // the client tests install again and fail with npm's output

@@ -98,7 +98,7 @@ class ConfigureIT {
     for (String body : new String[] {"{}", "{\"queue\":5}", "{\"queue\":null,\"options\":{}}"}) {
       Reply r = node.post("/api/v1/configure", body);
       assertThat(r.status()).as(body).isEqualTo(400);
-      assertThat(r.json()).isEqualTo(new JsonObject().put("error", "queue is required"));
+      assertThat(r.json()).isEqualTo(io.queenvertx.testing.Wire.error(400, "queue is required"));
     }
   }
 
@@ -107,7 +107,7 @@ class ConfigureIT {
     String q = Wire.queue("cfg-mode");
     Reply r = node.post("/api/v1/configure", new JsonObject().put("queue", q).put("mode", "upsert"));
     assertThat(r.status()).isEqualTo(400);
-    assertThat(r.json()).isEqualTo(new JsonObject().put("error", "mode must be \"merge\" or \"replace\", got \"upsert\""));
+    assertThat(r.json()).isEqualTo(io.queenvertx.testing.Wire.error(400, "mode must be \"merge\" or \"replace\", got \"upsert\""));
     Reply n = node.post("/api/v1/configure", new JsonObject().put("queue", q).put("mode", 3));
     assertThat(n.status()).isEqualTo(400);
     assertThat(n.json().getString("error")).isEqualTo("mode must be \"merge\" or \"replace\", got 3");
@@ -131,7 +131,7 @@ class ConfigureIT {
   void invalidJsonIs400BadBody() {
     Reply r = node.post("/api/v1/configure", "{\"queue\":");
     assertThat(r.status()).isEqualTo(400);
-    assertThat(r.json().getMap()).containsOnlyKeys("error");
+    assertThat(r.json().getMap()).containsOnlyKeys("error", "code");
     assertThat(r.json().getString("error")).startsWith("bad body: ");
   }
 

@@ -117,7 +117,7 @@ class PopIT {
       Reply r = node.get(path);
       assertThat(r.status()).as(path).isEqualTo(400);
       assertThat(r.json()).isEqualTo(new JsonObject().put("success", false)
-          .put("error", "namespace or task is required").put("messages", new JsonArray()));
+          .put("error", "namespace or task is required").put("messages", new JsonArray()).put("code", "bad_request"));
     }
   }
 
@@ -398,7 +398,7 @@ class PopIT {
     corrupt(Wire.partitionId(small, "Default"));
     Reply r = pop(node, small, "batch=10");
     assertThat(r.status()).as("small pop over a corrupt blob: %s", r.body()).isEqualTo(500);
-    assertThat(r.json()).isEqualTo(new JsonObject().put("error", "pop failed"));
+    assertThat(r.json()).isEqualTo(new JsonObject().put("error", "pop failed").put("code", "internal"));
 
     String big = Wire.queue("pop-corrupt-big");
     var rnd = new java.util.Random(11);
@@ -411,7 +411,7 @@ class PopIT {
         + Wire.partitionId(big, "Default") + "' AND base_offset = 30");
     Reply rb = pop(node, big, "batch=100");
     assertThat(rb.status()).as("large pop with one corrupt blob: %s", rb.body()).isEqualTo(500);
-    assertThat(rb.json()).isEqualTo(new JsonObject().put("error", "pop failed"));
+    assertThat(rb.json()).isEqualTo(io.queenvertx.testing.Wire.error(500, "pop failed"));
   }
 
   @Test

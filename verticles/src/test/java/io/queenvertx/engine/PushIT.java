@@ -110,7 +110,8 @@ class PushIT {
     for (JsonObject bad : cases) {
       Reply r = push(node, item(q, null, 1, "fine"), bad);
       assertThat(r.status()).as("%s", bad.encode()).isEqualTo(400);
-      assertThat(r.json().getMap()).containsExactlyEntriesOf(Map.of("error", CONTROL_CHARS));
+      assertThat(r.json().getMap())
+          .containsExactlyInAnyOrderEntriesOf(Map.of("error", CONTROL_CHARS, "code", "bad_request"));
     }
     assertThat(Wire.queueRows(q)).as("the valid first item was not written either").isZero();
   }
@@ -122,8 +123,8 @@ class PushIT {
     String longTxn = "\u00e9".repeat(32768);
     Reply r = push(node, item(q, null, 1, "fine"), item(q, null, 1, longTxn));
     assertThat(r.status()).isEqualTo(400);
-    assertThat(r.json().getMap()).containsExactlyEntriesOf(
-        Map.of("error", "bad body: transactionId of item 1 exceeds the 65535-byte limit"));
+    assertThat(r.json().getMap()).containsExactlyInAnyOrderEntriesOf(
+        Map.of("error", "bad body: transactionId of item 1 exceeds the 65535-byte limit", "code", "bad_request"));
     assertThat(Wire.queueRows(q)).isZero();
   }
 
@@ -305,7 +306,7 @@ class PushIT {
   private static void assertBadBody(Reply r) {
     assertThat(r.status()).as(r.body()).isEqualTo(400);
     JsonObject j = r.json();
-    assertThat(j.fieldNames()).containsExactly("error");
+    assertThat(j.fieldNames()).containsExactlyInAnyOrder("error", "code");
     assertThat(j.getString("error")).startsWith("bad body: ");
   }
 }

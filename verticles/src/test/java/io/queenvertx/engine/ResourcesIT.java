@@ -37,7 +37,7 @@ class ResourcesIT {
   void aMissingQueueDetailIs404QueueNotFound() {
     Reply r = node.get("/api/v1/resources/queues/" + Wire.queue("res-missing"));
     assertThat(r.status()).isEqualTo(404);
-    assertThat(r.json()).isEqualTo(new JsonObject().put("error", "Queue not found"));
+    assertThat(r.json()).isEqualTo(io.queenvertx.testing.Wire.error(404, "Queue not found"));
   }
 
   @Test

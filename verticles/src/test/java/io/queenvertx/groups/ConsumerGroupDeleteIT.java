@@ -146,7 +146,7 @@ class ConsumerGroupDeleteIT {
         new JsonObject().putNull("subscriptionTimestamp"), ""}) {
       Reply r = node.post("/api/v1/consumer-groups/" + group + "/subscription", body);
       assertThat(r.status()).as("%s answered %s", body, r.body()).isEqualTo(400);
-      assertThat(r.json()).isEqualTo(new JsonObject().put("error", "subscriptionTimestamp is required"));
+      assertThat(r.json()).isEqualTo(io.queenvertx.testing.Wire.error(400, "subscriptionTimestamp is required"));
     }
     Reply bad = node.post("/api/v1/consumer-groups/" + group + "/subscription",
         new JsonObject().put("subscriptionTimestamp", "not a time"));

@@ -259,6 +259,6 @@ class ConsumerGroupSeekIT {
 
   static void assertError(Reply r, String error) {
     assertThat(r.status()).as(r.body()).isEqualTo(400);
-    assertThat(r.json()).isEqualTo(new JsonObject().put("error", error));
+    assertThat(r.json()).isEqualTo(io.queenvertx.testing.Wire.error(400, error));
   }
 }

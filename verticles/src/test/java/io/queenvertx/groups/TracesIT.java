@@ -161,7 +161,7 @@ class TracesIT {
 
   static void assertError(Reply r, String error) {
     assertThat(r.status()).as(r.body()).isEqualTo(400);
-    assertThat(r.json()).isEqualTo(new JsonObject().put("error", error));
+    assertThat(r.json()).isEqualTo(io.queenvertx.testing.Wire.error(400, error));
   }
 
   @Test
@@ -172,7 +172,8 @@ class TracesIT {
     String name = "secret-" + Wire.shortId();
     assertThat(trace(jsBody(m, name, "info", new JsonObject().put("s", 1)), a).status()).isEqualTo(201);
 
-    JsonObject notFound = new JsonObject().put("success", false).put("error", "Message not found");
+    JsonObject notFound = new JsonObject().put("success", false).put("error", "Message not found")
+        .put("code", "not_found");
     for (String pid : List.of(m.pid(), UUID.randomUUID().toString(), "not-a-uuid")) {
       Reply r = trace(jsBody(new Msg(m.queue(), pid, m.txn()), name, "info", 1), b);
       assertThat(r.status()).as("%s answered %s", pid, r.body()).isEqualTo(404);

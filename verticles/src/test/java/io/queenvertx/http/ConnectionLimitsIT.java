@@ -197,7 +197,7 @@ class ConnectionLimitsIT {
         refused.setSoTimeout(10_000);
         Response r = readResponse(refused.getInputStream());
         assertThat(r.status).isEqualTo(503);
-        assertThat(r.body).isEqualTo("{\"error\":\"too many connections\"}");
+        assertThat(r.body).isEqualTo("{\"error\":\"too many connections\",\"code\":\"unavailable\"}");
         assertThat(readsEof(refused.getInputStream())).isTrue();
         assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)).as("refused quickly").isLessThan(3_000);
 

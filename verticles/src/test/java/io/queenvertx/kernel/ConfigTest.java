@@ -123,7 +123,8 @@ class ConfigTest {
     assertThat(c.pop()).isEqualTo(new PopSettings(PopSettings.DEFAULT_TIMEOUT_MS,
         PopSettings.DEFAULT_SUBSCRIPTION_MODE, PopSettings.DEFAULT_WAIT_INITIAL_INTERVAL_MS,
         PopSettings.DEFAULT_WAIT_BACKOFF_THRESHOLD, PopSettings.DEFAULT_WAIT_BACKOFF_MULTIPLIER,
-        PopSettings.DEFAULT_WAIT_MAX_INTERVAL_MS, PopSettings.DEFAULT_MAX_BATCH, PopSettings.DEFAULT_MAX_BYTES));
+        PopSettings.DEFAULT_WAIT_MAX_INTERVAL_MS, PopSettings.DEFAULT_MAX_BATCH, PopSettings.DEFAULT_MAX_BYTES,
+        true));
     assertThat(c.engine()).isEqualTo(new EngineSettings(EngineSettings.DEFAULT_ZSTD_LEVEL,
         EngineSettings.DEFAULT_SEGMENT_CACHE_ENTRIES, EngineSettings.DEFAULT_DEDUP_CACHE_MB,
         EngineSettings.DEFAULT_PUSH_BUNDLES_IN_FLIGHT, EngineSettings.DEFAULT_PUSH_PARTITIONS_PER_BUNDLE,

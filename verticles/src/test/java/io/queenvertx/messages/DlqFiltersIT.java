@@ -97,7 +97,7 @@ class DlqFiltersIT {
     String q = fixture("dlqf-order");
     Reply r = node.get("/api/v1/dlq?queue=" + q + "&from=2026-01-01T00:03:00Z&to=2026-01-01T00:01:00Z");
     assertThat(r.status()).as("%s", r.body()).isEqualTo(400);
-    assertThat(r.json()).isEqualTo(new JsonObject().put("error",
+    assertThat(r.json()).isEqualTo(io.queenvertx.testing.Wire.error(400,
         "from (2026-01-01T00:03:00Z) is after to (2026-01-01T00:01:00Z)"));
   }
 }

@@ -45,7 +45,7 @@ class DlqReplayIT {
 
   static JsonObject gone(String id) {
     return new JsonObject().put("success", false).put("result", "gone").put("dlqId", id)
-        .put("error", "Message not found").put("message", Wire.GONE_ID_MESSAGE);
+        .put("error", "Message not found").put("message", Wire.GONE_ID_MESSAGE).put("code", "not_found");
   }
 
   /** A retryLimit-0 queue with one dead-lettered message; returns the row id. */
@@ -143,7 +143,7 @@ class DlqReplayIT {
       Reply r = replay(id, body);
       assertThat(r.status()).as("%s answered %s", body, r.body()).isEqualTo(400);
       JsonObject j = r.json();
-      assertThat(j.fieldNames()).containsExactlyInAnyOrder("success", "error", "message");
+      assertThat(j.fieldNames()).containsExactlyInAnyOrder("success", "error", "message", "code");
       assertThat(j.getBoolean("success")).isFalse();
       assertThat(j.getString("error")).isEqualTo("queue override must be a non-empty name");
       assertThat(j.getString("message")).isNotBlank();
@@ -257,7 +257,8 @@ class DlqReplayIT {
       for (Reply r : new Reply[] {byId, byAddress}) {
         assertThat(r.status()).as("replay under maintenance answered %s", r.body()).isEqualTo(503);
         JsonObject j = r.json();
-        assertThat(j.fieldNames()).containsExactlyInAnyOrder("success", "result", "error", "dlqRowRemoved", "message");
+        assertThat(j.fieldNames()).containsExactlyInAnyOrder("success", "result", "error", "dlqRowRemoved", "message",
+            "code");
         assertThat(j.getBoolean("success")).isFalse();
         assertThat(j.getString("result")).isEqualTo("maintenance");
         assertThat(j.getString("error")).isEqualTo("push maintenance is on");

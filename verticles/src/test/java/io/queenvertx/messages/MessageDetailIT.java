@@ -25,7 +25,7 @@ class MessageDetailIT {
   static final Set<String> DETAIL_KEYS = Set.of("id", "transactionId", "data", "payload", "traceId", "producerSub",
       "createdAt", "partitionId", "partition", "isEncrypted", "queue", "queuePath", "namespace", "task", "status",
       "errorMessage", "retryCount", "leaseExpiresAt", "consumerGroups", "mode", "queueConfig");
-  static final JsonObject NOT_FOUND = new JsonObject().put("error", "Message not found");
+  static final JsonObject NOT_FOUND = Wire.error(404, "Message not found");
 
   @NodeFixture
   static TestNode node;
@@ -216,7 +216,7 @@ class MessageDetailIT {
     Wire.execute("UPDATE queen.log_segments SET blob = '\\x00'::bytea WHERE partition_id = '" + pid + "'");
     Reply r = detail(pid, "cr-1");
     assertThat(r.status()).as("corrupt blob, txns row intact: %s", r.body()).isEqualTo(500);
-    assertThat(r.json()).isEqualTo(new JsonObject().put("error", "frame decode failed"));
+    assertThat(r.json()).isEqualTo(io.queenvertx.testing.Wire.error(500, "frame decode failed"));
   }
 
   @Test
@@ -227,6 +227,6 @@ class MessageDetailIT {
     Wire.execute("DELETE FROM queen.log_txns WHERE partition_id = '" + pid + "'");
     Reply r = detail(pid, "crs-1");
     assertThat(r.status()).as("corrupt blob, txns row purged: %s", r.body()).isEqualTo(500);
-    assertThat(r.json()).isEqualTo(new JsonObject().put("error", "frame decode failed"));
+    assertThat(r.json()).isEqualTo(io.queenvertx.testing.Wire.error(500, "frame decode failed"));
   }
 }

@@ -62,7 +62,7 @@ class MessageTenancyIT {
       Reply foreign = node.get("/api/v1/messages/" + o.pid() + "/" + txn, b);
       Reply absent = node.get("/api/v1/messages/" + missing + "/" + txn, b);
       assertSame404(foreign, o.pid(), absent, missing);
-      assertThat(foreign.json()).isEqualTo(new JsonObject().put("error", "Message not found"));
+      assertThat(foreign.json()).isEqualTo(io.queenvertx.testing.Wire.error(404, "Message not found"));
       assertThat(foreign.body()).doesNotContain("secret");
     }
   }
@@ -107,7 +107,8 @@ class MessageTenancyIT {
     Reply foreign = node.post("/api/v1/dlq/" + o.rowId() + "/replay", "", b);
     assertThat(foreign.status()).as("B's replay answered %s", foreign.body()).isEqualTo(404);
     assertThat(foreign.json()).isEqualTo(new JsonObject().put("success", false).put("result", "gone")
-        .put("dlqId", o.rowId()).put("error", "Message not found").put("message", Wire.GONE_ID_MESSAGE));
+        .put("dlqId", o.rowId()).put("error", "Message not found").put("message", Wire.GONE_ID_MESSAGE)
+        .put("code", "not_found"));
     String unknown = UUID.randomUUID().toString();
     Reply absent = node.post("/api/v1/dlq/" + unknown + "/replay", "", b);
     assertThat(foreign.body().replace(o.rowId(), "<id>")).isEqualTo(absent.body().replace(unknown, "<id>"));
@@ -139,7 +140,7 @@ class MessageTenancyIT {
 
   @Test
   void aMalformedTenantHeaderIs400() {
-    JsonObject expected = new JsonObject().put("error", "invalid x-queen-tenant header (must be a UUID)");
+    JsonObject expected = Wire.error(400, "invalid x-queen-tenant header (must be a UUID)");
     var bad = tenant("not-a-uuid");
     String pid = UUID.randomUUID().toString();
     Reply[] replies = {

@@ -39,6 +39,13 @@ class ClientErrorsIT {
     assertThat(r.error()).as(r.body()).contains(field).doesNotContain("ERROR:");
   }
 
+  /** A name over its limit: 413 with the 2.x code name_too_long (queen2-contract.md §1.1), naming the field. */
+  static void assertNameTooLong(TestNode.Reply r, String field) {
+    assertThat(r.status()).as(r.body()).isEqualTo(413);
+    assertThat(r.json().getString("error")).as(r.body()).contains(field);
+    assertThat(r.json().getString("code")).isEqualTo("name_too_long");
+  }
+
   static void assert400(TestNode.Reply r, String field) {
     assertThat(r.status()).as(r.body()).isEqualTo(400);
     assertThat(r.json().getString("error")).as(r.body()).contains(field).doesNotContain("ERROR:");
@@ -80,7 +87,7 @@ class ClientErrorsIT {
         .put("options", new JsonObject().put("retentionEnabled", 7))), "retentionEnabled");
     assert400(node.post("/api/v1/configure", new JsonObject().put("queue", q)
         .put("options", new JsonObject().put("namespace", "a\u0000b"))), "namespace");
-    assert400(node.post("/api/v1/configure", new JsonObject().put("queue", "x".repeat(256))), "queue");
+    assertNameTooLong(node.post("/api/v1/configure", new JsonObject().put("queue", "x".repeat(256))), "queue");
     assert400(node.post("/api/v1/configure", new JsonObject().put("queue", "a\u0000b")), "queue");
     // a string the encryption flag would have read as "not true" is no longer a silent plaintext downgrade
     assert400(node.post("/api/v1/configure", new JsonObject().put("queue", q)
@@ -101,12 +108,12 @@ class ClientErrorsIT {
   }
 
   @Test
-  void anOverlongNameToRedriveIs400() {
+  void anOverlongNameToRedriveIs413NameTooLongAndBadTextIs400() {
     String huge = "q".repeat(1 << 20);
-    assert400(node.post("/api/v1/dlq/redrive", new JsonObject().put("queue", huge)), "queue");
-    assert400(node.post("/api/v1/dlq/redrive", new JsonObject().put("queue", queue()).put("partition", huge)),
+    assertNameTooLong(node.post("/api/v1/dlq/redrive", new JsonObject().put("queue", huge)), "queue");
+    assertNameTooLong(node.post("/api/v1/dlq/redrive", new JsonObject().put("queue", queue()).put("partition", huge)),
         "partition");
-    assert400(node.post("/api/v1/dlq/redrive", new JsonObject().put("queue", queue())
+    assertNameTooLong(node.post("/api/v1/dlq/redrive", new JsonObject().put("queue", queue())
         .put("destination", new JsonObject().put("queue", huge))), "destination.queue");
     assert400(node.post("/api/v1/dlq/redrive", new JsonObject().put("queue", "a\u0000")), "queue");
     assert400(node.post("/api/v1/dlq/redrive", new JsonObject().put("queue", queue()).put("consumerGroup", "g\u0000")),

@@ -208,7 +208,7 @@ class StatusRoutesIT {
 
     Reply missing = node.get("/api/v1/consumer-groups/nope-" + shortId(), f.h());
     assertThat(missing.status()).isEqualTo(404);
-    assertThat(missing.json()).isEqualTo(new JsonObject().put("error", "Consumer group not found"));
+    assertThat(missing.json()).isEqualTo(io.queenvertx.testing.Wire.error(404, "Consumer group not found"));
     Reply foreign = node.get("/api/v1/consumer-groups/g1", tenant());
     assertThat(foreign.status()).as("another tenant's group looks missing").isEqualTo(404);
     assertThat(foreign.body()).isEqualTo(missing.body());
@@ -385,10 +385,10 @@ class StatusRoutesIT {
 
     Reply missing = node.get("/api/v1/status/queues/stmissing-" + shortId(), f.h());
     assertThat(missing.status()).isEqualTo(404);
-    assertThat(missing.json()).isEqualTo(new JsonObject().put("error", "Queue not found"));
+    assertThat(missing.json()).isEqualTo(io.queenvertx.testing.Wire.error(404, "Queue not found"));
     Reply foreign = node.get("/api/v1/status/queues/" + f.orders(), tenant());
     assertThat(foreign.status()).as("another tenant's queue looks missing").isEqualTo(404);
-    assertThat(foreign.json()).isEqualTo(new JsonObject().put("error", "Queue not found"));
+    assertThat(foreign.json()).isEqualTo(io.queenvertx.testing.Wire.error(404, "Queue not found"));
   }
 
   @Test

@@ -140,6 +140,21 @@ public final class Wire {
     return j;
   }
 
+  /**
+   * The generic error body {@code {"error":text,"code":...}}: Queen's text and the 2.x machine code of its status
+   * (queen2-contract.md §1.1).
+   */
+  public static JsonObject error(int status, String text) {
+    String code = switch (status) {
+      case 400 -> "bad_request";
+      case 403 -> "forbidden";
+      case 404 -> "not_found";
+      case 500 -> "internal";
+      default -> throw new IllegalArgumentException("no expected code for " + status);
+    };
+    return new JsonObject().put("error", text).put("code", code);
+  }
+
   /** The messages of a pop answer. */
   public static List<JsonObject> messages(JsonObject pop) {
     return list(pop.getJsonArray("messages"));

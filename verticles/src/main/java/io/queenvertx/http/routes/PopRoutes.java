@@ -10,6 +10,8 @@ import io.queenvertx.kernel.ApiError;
 import io.queenvertx.kernel.Config;
 import io.queenvertx.node.NodeContext;
 import io.queenvertx.bus.PopCommand;
+import io.queenvertx.consumer.Autopilot;
+import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -38,14 +40,16 @@ final class PopRoutes {
     if (partition != null) Bodies.name("partition", partition);
     Config cfg = node.config();
     var q = new TypedQuery(ctx);
-    int batch = q.i32("batch", 200);
-    int partitions = q.i32("partitions", 1);
-    boolean autoAck = q.bool("autoAck", false);
+    Integer batchParam = q.str("batch") == null ? null : q.i32("batch", 200);
+    Integer partitionsParam = q.str("partitions") == null ? null : q.i32("partitions", 1);
+    boolean autoAckParam = q.bool("autoAck", false);
+    boolean commitOnDelivery = q.bool("commitOnDelivery", false);
+    boolean autoAck = autoAckParam || commitOnDelivery;   // 2.0.2's name for autoAck (queen2-contract.md §6.1)
     boolean wait = q.bool("wait", false);
     long timeout = q.u64("timeout", cfg.pop().defaultTimeoutMs());
     int leaseSeconds = q.i32("leaseSeconds", 0);
     boolean conflation = q.bool("conflation", false);
-    q.bool("autopilot", false);
+    boolean autopilotAsked = q.bool("autopilot", false);
     String group = q.str("consumerGroup");
     String namespace = q.str("namespace");
     String task = q.str("task");
@@ -61,13 +65,16 @@ final class PopRoutes {
     }
     if (conflation && autoAck) {
       throw ApiError.withBody(400, new JsonObject().put("success", false)
-          .put("error", "conflation cannot be combined with autoAck: the conflated batch must be acked")
+          .put("error", "conflation cannot be combined with autoAck or commitOnDelivery: the conflated batch must be"
+              + " acked")
           .put("messages", new JsonArray()));
     }
 
     if (node.maintenance().popMaintenance()) {
-      // Pop maintenance: every pop is a 204 with no body (API.md §5.14).
-      ErrorContract.noContent(ctx);
+      // Pop maintenance: every pop is a 204 with no body (API.md §5.14), a conflating one 200 paused.
+      var paused = PopModes.paused(conflation);
+      if (paused == null) ErrorContract.noContent(ctx);
+      else ErrorContract.send(ctx, 200, paused);
       return;
     }
     boolean queueMode = isEmpty(group) || QUEUE_MODE.equals(group);
@@ -92,10 +99,26 @@ final class PopRoutes {
         }
       }
     }
-    var cmd = new PopCommand(Tenancy.of(ctx), discovery ? null : queue, discovery ? null : partition,
+    var tenant = Tenancy.of(ctx);
+    var controller = Autopilot.of(vertx);
+    String target = discovery ? null : queue;
+    var sizing = PopModes.sizing(node, controller, tenant, target, effectiveGroup, autopilotAsked, batchParam,
+        partitionsParam, leaseSeconds);
+    int batch = sizing != null ? sizing.batch() : batchParam != null ? batchParam : 200;
+    int partitions = sizing != null ? sizing.partitions() : partitionsParam != null ? partitionsParam : 1;
+    if (conflation) {
+      // one message per partition: the partitions size a conflating pop (partitions when given, else batch), <= 64
+      partitions = Math.min(partitionsParam != null || sizing != null ? partitions : batch, 64);
+      batch = partitions;
+      if (sizing != null) sizing = new PopCommand.Autopilot(partitions, batch);
+    }
+    var cmd = new PopCommand(tenant, target, discovery ? null : partition,
         discovery && !isEmpty(namespace) ? namespace : null, discovery && !isEmpty(task) ? task : null,
-        effectiveGroup, batch, partition != null ? 1 : partitions, autoAck, wait, timeout, leaseSeconds, mode, from);
+        effectiveGroup, batch, partition != null ? 1 : partitions, autoAck, wait, timeout, leaseSeconds, mode, from,
+        conflation, sizing);
     Bus.pop(vertx, cmd)
+        .compose(body -> body != null ? Future.succeededFuture((Object) body)
+            : PopModes.empty(node, controller, cmd).map(o -> (Object) o))
         .onSuccess(body -> {
           if (body == null) ErrorContract.noContent(ctx);
           else ErrorContract.send(ctx, 200, body);

@@ -74,23 +74,28 @@ public final class Bodies {
     else ctx.next();
   }
 
-  /** A queue name PostgreSQL can store and {@code varchar(255)} can hold, else 400 naming {@code field}. */
+  /** A queue name PostgreSQL can store (else 400) and {@code varchar(255)} can hold (else 413), naming {@code field}. */
   public static String queueName(String field, String name) {
     requireText(field, name);
     if (name.codePointCount(0, name.length()) > MAX_QUEUE_NAME_CHARS) {
-      throw ApiError.of(400, field + " must be at most " + MAX_QUEUE_NAME_CHARS + " characters");
+      throw tooLong(field + " must be at most " + MAX_QUEUE_NAME_CHARS + " characters");
     }
     return name;
   }
 
-  /** A partition or consumer-group name of at most {@link #MAX_NAME_BYTES} UTF-8 bytes, else 400 naming it. */
+  /** A partition or consumer-group name of at most {@link #MAX_NAME_BYTES} UTF-8 bytes, else 413 naming it. */
   public static String name(String field, String name) {
     requireText(field, name);
     if (name.length() > MAX_NAME_BYTES
         || name.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > MAX_NAME_BYTES) {
-      throw ApiError.of(400, field + " must be at most " + MAX_NAME_BYTES + " bytes of UTF-8");
+      throw tooLong(field + " must be at most " + MAX_NAME_BYTES + " bytes of UTF-8");
     }
     return name;
+  }
+
+  /** A name over its limit: 413 {@code name_too_long} (queen2-contract.md §1.1), the text naming the field. */
+  public static ApiError tooLong(String text) {
+    return ApiError.coded(413, "name_too_long", text);
   }
 
   /** 400 naming {@code field} when {@code s} holds a NUL or an unpaired surrogate (text PostgreSQL refuses). */

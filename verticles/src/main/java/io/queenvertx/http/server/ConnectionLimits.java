@@ -52,8 +52,10 @@ import org.slf4j.LoggerFactory;
  */
 public final class ConnectionLimits implements Shareable {
   private static final String MAP = "queen.http.connection-limits";
+  /** The refusal, written raw: the contract's 503 (its {@code code} and {@code Retry-After}, as ErrorContract's). */
+  private static final String REFUSED_BODY = "{\"error\":\"too many connections\",\"code\":\"unavailable\"}";
   private static final byte[] REFUSED = ("HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n"
-      + "content-length: 32\r\nconnection: close\r\n\r\n{\"error\":\"too many connections\"}")
+      + "retry-after: 1\r\ncontent-length: " + REFUSED_BODY.length() + "\r\nconnection: close\r\n\r\n" + REFUSED_BODY)
       .getBytes(StandardCharsets.US_ASCII);
 
   private final BrokerMetrics metrics;

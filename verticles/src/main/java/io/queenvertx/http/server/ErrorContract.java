@@ -13,7 +13,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Renders every response shape of the error contract (shared/seeds/status-codes-and-errors.txt): the generic
  * envelope, 204 with no body at all, the unknown-route 404 with its {@code code}, and the body-limit 413 that is
- * deliberately not the envelope.
+ * deliberately not the envelope. Every JSON error body with an {@code error} passes {@link #coded} here, the ONE place
+ * that gives it the Queen 2.x machine {@code code} of its status when it names none (queen2-contract.md §1.1), and
+ * every 503 leaves with {@code Retry-After}.
  */
 public final class ErrorContract {
   private static final Logger log = LoggerFactory.getLogger(ErrorContract.class);
@@ -25,6 +27,8 @@ public final class ErrorContract {
       new JsonObject().put("error", "Not Found").put("code", "no_such_route").toBuffer();
   /** Seconds a client waits before retrying a request refused during a failover (about one check of the servers). */
   static final String RETRY_AFTER_S = "2";
+  /** Seconds a client waits before retrying any other 503 (maintenance, overload) that names none itself. */
+  static final String RETRY_AFTER_DEFAULT_S = "1";
   private static final String TOO_LARGE = "Failed to buffer the request body: length limit exceeded";
 
   private ErrorContract() {}
@@ -38,7 +42,47 @@ public final class ErrorContract {
       resp.setStatusCode(204).end();
       return;
     }
+    if (status >= 400) {
+      if (status == 503 && resp.headers().get("Retry-After") == null) {
+        resp.putHeader("Retry-After", RETRY_AFTER_DEFAULT_S);
+      }
+      json = coded(status, json);
+    }
     resp.setStatusCode(status).putHeader(CONTENT_TYPE, JSON_TYPE).end(json);
+  }
+
+  /**
+   * The 2.x machine code of an error status (queen2-contract.md §1.1), for a body that names none: what the 2.x
+   * clients copy into {@code error.code}.
+   */
+  public static String codeOf(int status) {
+    return switch (status) {
+      case 400 -> "bad_request";
+      case 401 -> "unauthorized";
+      case 403 -> "forbidden";
+      case 404 -> "not_found";
+      case 405 -> "method_not_allowed";
+      case 409 -> "conflict";
+      case 413 -> "payload_too_large";
+      case 415 -> "unsupported_media_type";
+      case 429 -> "rate_limited";
+      case 503 -> "unavailable";
+      default -> status >= 500 ? "internal" : "bad_request";
+    };
+  }
+
+  /** An error body with {@code code} added when it is a JSON object with an {@code error} text and no {@code code}. */
+  static Buffer coded(int status, Buffer body) {
+    if (body == null || body.length() == 0 || body.getByte(0) != '{') return body;
+    JsonObject o;
+    try {
+      o = body.toJsonObject();
+    } catch (DecodeException e) {
+      return body;
+    }
+    // (the webhook API's error is an object {code, message}: its own dialect, left as it is)
+    if (!(o.getValue("error") instanceof String) || o.containsKey("code")) return body;
+    return o.put("code", codeOf(status)).toBuffer();
   }
 
   public static void send(RoutingContext ctx, int status, Object body) {
@@ -67,6 +111,8 @@ public final class ErrorContract {
       if (e.status() >= 500) logServerError(ctx, e.status(), e.getMessage(), e.getCause());
       if (e.status() == 204) {
         noContent(ctx);
+      } else if (e.contentType().startsWith(JSON)) {
+        send(ctx, e.status(), e.body());
       } else {
         resp.setStatusCode(e.status()).putHeader("content-type", e.contentType()).end(e.body());
       }
@@ -118,8 +164,8 @@ public final class ErrorContract {
     if (!io.queenvertx.db.PgServers.degraded(ctx.vertx())) return false;
     log.warn("{} {} 503 during a PostgreSQL failover: {} request_id={}", ctx.request().method(),
         RequestIds.loggable(ctx.request().path()), cause, RequestIds.of(ctx));
-    ctx.response().setStatusCode(503).putHeader("Retry-After", RETRY_AFTER_S).putHeader(CONTENT_TYPE, JSON_TYPE)
-        .end(ApiError.of(503, "database unavailable (PostgreSQL failover), retry later: " + cause).body());
+    ctx.response().putHeader("Retry-After", RETRY_AFTER_S);
+    send(ctx, 503, ApiError.of(503, "database unavailable (PostgreSQL failover), retry later: " + cause).body());
     return true;
   }
 

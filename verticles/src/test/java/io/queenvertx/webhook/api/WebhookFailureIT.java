@@ -96,10 +96,10 @@ class WebhookFailureIT {
     // Queen's routes beside it: Queen's bodies, untouched
     Reply refused = get("/api/v1/refused");
     assertThat(refused.status()).isEqualTo(400);
-    assertThat(refused.json()).isEqualTo(new JsonObject().put("error", "queue is required"));
+    assertThat(refused.json()).isEqualTo(io.queenvertx.testing.Wire.error(400, "queue is required"));
     Reply coreCrash = get("/api/v1/crash");
     assertThat(coreCrash.status()).isEqualTo(500);
-    assertThat(coreCrash.json().fieldNames()).containsExactly("error");
+    assertThat(coreCrash.json().fieldNames()).containsExactlyInAnyOrder("error", "code");
     assertThat(coreCrash.json().getValue("error")).isInstanceOf(String.class);
     Reply none = get("/api/v1/nope");
     assertThat(none.status()).isEqualTo(404);
@@ -116,7 +116,7 @@ class WebhookFailureIT {
     Reply core = node.get("/api/v1/resources/queues", badTenant);
     assertThat(core.status()).isEqualTo(400);
     assertThat(core.json())
-        .isEqualTo(new JsonObject().put("error", "invalid x-queen-tenant header (must be a UUID)"));
+        .isEqualTo(io.queenvertx.testing.Wire.error(400, "invalid x-queen-tenant header (must be a UUID)"));
 
     // the exact-path rule in each dialect
     Map<String, String> key = Map.of("Authorization", "Bearer k-f");
