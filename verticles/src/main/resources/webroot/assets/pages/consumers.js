@@ -83,8 +83,8 @@ function poolRows(list, nowSeconds) {
 
 function heartbeat(r) {
   if (!r.s) return h('span', { class: 'muted' }, 'incomplete record');
-  const at = when(Number(r.doc.updated_at_epoch) * 1000);
-  if (!r.s.stale) return [at, h('span', { class: 'muted' }, ` (${fmtAge(Math.max(0, r.s.age))} ago)`)];
+  const at = [when(Number(r.doc.updated_at_epoch) * 1000), h('span', { class: 'muted' }, ` (${fmtAge(Math.max(0, r.s.age))} ago)`)];
+  if (!r.s.stale) return at;
   return [at, ' ', h('span', { class: 'badge on stale-mark', title: `no heartbeat for ${fmtAge(r.s.age)}, more than its `
     + `timeout of ${r.s.timeout} s: the process may be gone or stuck` }, 'STALE')];
 }
