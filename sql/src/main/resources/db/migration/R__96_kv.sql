@@ -281,10 +281,11 @@ BEGIN
                 v_i - 1 USING ERRCODE = 'QV814';
         END IF;
         -- the key, or getPrefix's prefix (getMany's keys are checked below)
+        IF v_op = 'getPrefix' AND (v_key IS NULL OR v_key = '') THEN
+            RAISE EXCEPTION 'kv operation %: prefix must be a non-empty string', v_i - 1 USING ERRCODE = 'QV813';
+        END IF;
         IF v_op <> 'getMany' AND (v_key IS NULL OR v_key = '') THEN
-            RAISE EXCEPTION 'kv operation %: % must be a non-empty string', v_i - 1,
-                CASE WHEN v_op = 'getPrefix' THEN 'prefix' ELSE 'key' END
-                USING ERRCODE = CASE WHEN v_op = 'getPrefix' THEN 'QV813' ELSE 'QV804' END;
+            RAISE EXCEPTION 'kv operation %: key must be a non-empty string', v_i - 1 USING ERRCODE = 'QV804';
         END IF;
         IF v_op <> 'getMany' AND octet_length(v_key) > 512 THEN
             RAISE EXCEPTION 'kv operation %: % is % bytes, the most is 512', v_i - 1,

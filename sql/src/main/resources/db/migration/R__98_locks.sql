@@ -319,3 +319,13 @@ BEGIN
     RETURN v_n;
 END;
 $$;
+
+-- The Prometheus gauge of locks, cluster-wide: the fence rows (every lock acquired within the last hour of its leases,
+-- live or not), counted up to p_cap so a scrape costs at most p_cap index entries.
+CREATE OR REPLACE FUNCTION queen.locks_stats(p_cap integer DEFAULT 100000)
+RETURNS TABLE (fences bigint, fences_capped boolean)
+LANGUAGE sql STABLE
+AS $$
+    SELECT LEAST(x.n, GREATEST(p_cap, 1)), x.n > GREATEST(p_cap, 1)
+    FROM (SELECT count(*) AS n FROM (SELECT 1 FROM queen.kv_lock_fences f LIMIT GREATEST(p_cap, 1) + 1) y) x
+$$;

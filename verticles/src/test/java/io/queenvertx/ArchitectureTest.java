@@ -53,7 +53,7 @@ class ArchitectureTest {
       Map.entry("node", 3),
       Map.entry("auth", 4), Map.entry("tenancy", 4), Map.entry("log", 4), Map.entry("consumer", 4),
       Map.entry("decoder", 4), Map.entry("dlq", 4), Map.entry("maintenance", 4), Map.entry("webhook", 4),
-      Map.entry("stats", 4), Map.entry("inspection", 4),
+      Map.entry("stats", 4), Map.entry("inspection", 4), Map.entry("state", 4), Map.entry("timers", 4),
       Map.entry("http.server", 5),
       Map.entry("http.routes", 6), Map.entry("webhook.api", 6),
       Map.entry("http", 7),

@@ -56,7 +56,7 @@ public enum AccessLevel {
     if (get && (path.equals("/status") || path.startsWith("/api/v1/status") || path.startsWith("/api/v1/analytics")
         || path.startsWith("/api/v1/resources/") || path.startsWith("/api/v1/messages")
         || path.startsWith("/api/v1/consumer-groups") || path.startsWith("/api/v1/dlq")
-        || path.startsWith("/api/v1/traces"))) {
+        || path.startsWith("/api/v1/traces") || path.startsWith("/api/v1/kv/") || path.startsWith("/api/v1/timers/"))) {
       return READ_ONLY;
     }
     if (method == HttpMethod.POST && (path.equals("/api/v1/fetch") || path.equals("/api/v1/partitions/changed")
@@ -65,7 +65,8 @@ public enum AccessLevel {
     }
     if (path.equals("/streams/v1/state/get")) return READ_ONLY;
     if (path.startsWith("/streams/")) return READ_WRITE;
-    if (path.equals("/api/v1/push")) return WRITE_ONLY;
+    // scheduling a timer is a deferred push (queen2-contract.md §3.1); cancelling one stays read-write
+    if (path.equals("/api/v1/push") || method == HttpMethod.POST && path.equals("/api/v1/timers")) return WRITE_ONLY;
     return READ_WRITE;
   }
 }

@@ -138,10 +138,15 @@ public final class Node implements AutoCloseable {
           new DeploymentOptions().setInstances(effective.http().eventLoops()))));
       ids.add(await(vertx.deployVerticle(new DlqMoverVerticle(effective, database, metrics, cipher),
           new DeploymentOptions(worker))));
-      ids.add(await(vertx.deployVerticle(new RetentionVerticle(effective, database.maintenance()))));
+      ids.add(await(vertx.deployVerticle(new RetentionVerticle(effective, database.maintenance(), database.kv(),
+          database.locks(), metrics.state()))));
       ids.add(await(vertx.deployVerticle(new io.queenvertx.dlq.RedriveVerticle(effective, database, flags, cipher,
           metrics, effective.maintenance().redriveStaleMs()))));
       ids.add(await(vertx.deployVerticle(new io.queenvertx.webhook.DeliveryVerticle(database))));
+      if (effective.maintenance().timerSweep()) {
+        ids.add(await(vertx.deployVerticle(new io.queenvertx.timers.TimerFiringVerticle(database, flags, cipher,
+            metrics.timers, effective.maintenance().timerPollMs(), effective.engine().zstdLevel()))));
+      }
       var auth = new io.queenvertx.auth.AuthHandler(effective.jwt(),
           io.queenvertx.auth.AuthHandler.verifier(vertx, effective.jwt()));
       ids.add(await(vertx.deployVerticle(new io.queenvertx.http.routes.EventBusApiVerticle(ctx, auth))));

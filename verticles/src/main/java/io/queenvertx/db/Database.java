@@ -33,6 +33,9 @@ public final class Database {
   private final RedriveTasks redriveTasks;
   private final WebhookStore webhooks;
   private final StatsStore stats;
+  private final KvProcedures kv;
+  private final LockProcedures locks;
+  private final TimerProcedures timers;
 
   /** {@code popMaxBytes}: the byte budget of every pop ({@code QUEEN_POP_MAX_BYTES}; 0: none). */
   public Database(Vertx vertx, PgServers servers, long popMaxBytes) {
@@ -56,6 +59,9 @@ public final class Database {
     this.redriveTasks = new RedriveTasks(pool);
     this.webhooks = new WebhookStore(pool);
     this.stats = new StatsStore(pool);
+    this.kv = new KvProcedures(pool);
+    this.locks = new LockProcedures(pool);
+    this.timers = new TimerProcedures(pool);
   }
 
   /** Runs {@code work} in one transaction: committed when its future succeeds, rolled back when it fails. */
@@ -144,6 +150,16 @@ public final class Database {
     return readSegments;
   }
 
+  /** Key-value state (R__96_kv.sql). */
+  public KvProcedures kv() {
+    return kv;
+  }
+
+  /** Locks and semaphores (R__98_locks.sql). */
+  public LockProcedures locks() {
+    return locks;
+  }
+
   public SystemState system() {
     return system;
   }
@@ -158,5 +174,10 @@ public final class Database {
 
   public StatsStore stats() {
     return stats;
+  }
+
+  /** The timer procedures on the pool: each call its own transaction. */
+  public TimerProcedures timers() {
+    return timers;
   }
 }

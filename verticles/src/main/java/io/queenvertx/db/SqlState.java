@@ -39,6 +39,67 @@ public enum SqlState {
   /** Rows of a bulk dead-letter move were gone under its lock (R__70 {@code log_dlq_move_many}). */
   DLQ_MOVE_ROWS_GONE("QV604"),
 
+  /** Key-value (R__96 {@code kv_apply}, {@code kv_list}): a malformed operation. */
+  KV_BAD_REQUEST("QV801"),
+  KV_UNKNOWN_OP("QV802"),
+  KV_BAD_NAMESPACE("QV803"),
+  KV_BAD_KEY("QV804"),
+  KV_KEY_TOO_LARGE("QV805"),
+  KV_VALUE_TOO_LARGE("QV806"),
+  KV_EXPIRY_NOT_SPECIFIED("QV807"),
+  KV_BAD_TTL("QV808"),
+  KV_BAD_EXPECT("QV809"),
+  KV_DUPLICATE_KEY_IN_CALL("QV810"),
+  KV_TOO_MANY_OPS("QV811"),
+  KV_TOO_MANY_KEYS("QV812"),
+  KV_PREFIX_REQUIRED("QV813"),
+  KV_GET_PREFIX_IN_TRANSACTION("QV814"),
+  /** A {@code required} key-value operation lost its precondition; the DETAIL is the verdict's JSON ({@link #detail}). */
+  KV_PRECONDITION("QV820"),
+  KV_MISALIGNED("QV898"),
+  /** Locks and semaphores (R__98 {@code locks_apply}): a malformed operation. */
+  LOCKS_UNKNOWN_OP("QV931"),
+  LOCKS_BAD_NAME("QV932"),
+  LOCKS_TTL_REQUIRED("QV933"),
+  LOCKS_BAD_TTL("QV934"),
+  LOCKS_BAD_OWNER("QV935"),
+  LOCKS_BAD_LIMIT("QV936"),
+  LOCKS_TOKEN_REQUIRED("QV937"),
+  LOCKS_BAD_TOKEN("QV938"),
+  LOCKS_BAD_SLOT("QV939"),
+  LOCKS_DUPLICATE_IN_CALL("QV940"),
+  LOCKS_TOO_MANY_OPS("QV941"),
+  LOCKS_TOO_MANY_KEYS("QV942"),
+  LOCKS_MISALIGNED("QV949"),
+  /** timers_apply: op not schedule, reschedule or cancel (R__97, contract §1.3). */
+  TIMER_UNKNOWN_OP("QV902"),
+  /** timers_apply: queue empty or over 255 characters. */
+  TIMER_QUEUE_REQUIRED("QV903"),
+  /** timers_apply: timerKey empty. */
+  TIMER_KEY_REQUIRED("QV904"),
+  /** timers_apply: timerKey over 512 bytes. */
+  TIMER_KEY_TOO_LONG("QV905"),
+  /** timers_apply: a schedule without delayMs. */
+  TIMER_DELAY_REQUIRED("QV906"),
+  /** timers_apply: delayMs beyond the 90-day horizon. */
+  TIMER_HORIZON("QV907"),
+  /** timers_apply: a schedule without txn, or a txn over 65,535 bytes. */
+  TIMER_TXN_REQUIRED("QV908"),
+  /** timers_apply: a schedule without payload. */
+  TIMER_PAYLOAD_REQUIRED("QV909"),
+  /** timers_apply: a payload over 1 MiB (plus the envelope's room when encrypted). */
+  TIMER_PAYLOAD_TOO_LARGE("QV910"),
+  /** timers_apply: a (queue, timerKey) twice in one call. */
+  TIMER_DUPLICATE_KEY("QV911"),
+  /** timers_apply: more than 256 operations. */
+  TIMER_TOO_MANY_OPS("QV912"),
+  /** timers_apply: partition empty or over 255 characters. */
+  TIMER_BAD_PARTITION("QV913"),
+  /** timers_apply / timers_fired: misaligned arrays or a schedule without its minted message id (a broker bug). */
+  TIMER_MISALIGNED("QV914"),
+  /** timers_fired: a named timer was not claimed by the transaction (the fire must roll back). */
+  TIMER_FIRE_MISMATCH("QV950"),
+
   /** unique_violation (a redrive task already running for the queue, ...). */
   UNIQUE_VIOLATION("23505"),
   /** invalid_text_representation (a uuid that does not parse, ...). */
@@ -143,6 +204,28 @@ public enum SqlState {
       case "22", "23", "54" -> true;
       default -> state == PUSH_BAD_SEGMENT;
     };
+  }
+
+  /**
+   * Whether a failure is the database's trouble rather than the statement's (the key-value, timer and lock routes answer
+   * it 503 with Retry-After): no PostgreSQL error at all (a closed connection, a client timeout), a connection error
+   * (08), a serialization failure or deadlock (40001, 40P01), insufficient resources (53), an operator intervention or
+   * cancel (57), a system error (58).
+   */
+  public static boolean unavailable(Throwable t) {
+    String code = codeOf(t);
+    if (code == null) return true;
+    return code.equals("40001") || code.equals("40P01") || code.startsWith("08") || code.startsWith("53")
+        || code.startsWith("57") || code.startsWith("58");
+  }
+
+  /** The DETAIL of a failure's PostgreSQL error (QV820 carries its verdict there), or null. */
+  public static String detail(Throwable t) {
+    for (Throwable e = t; e != null; e = e.getCause()) {
+      if (e instanceof PgException pg) return pg.getDetail();
+      if (e.getCause() == e) break;
+    }
+    return null;
   }
 
   /** {@code SQLSTATE <code>: <text>} for a PostgreSQL error, else the failure as a string (log lines). */

@@ -11,12 +11,16 @@ public final class Transaction {
   private final AckProcedures acks;
   private final DlqProcedures dlq;
   private final SegmentProcedures segments;
+  private final KvProcedures kv;
+  private final TimerProcedures timers;
 
   Transaction(SqlConnection conn) {
     this.pushes = new PushProcedures(conn);
     this.acks = new AckProcedures(conn);
     this.dlq = new DlqProcedures(conn, conn);
     this.segments = new SegmentProcedures(conn);
+    this.kv = new KvProcedures(conn);
+    this.timers = new TimerProcedures(conn);
   }
 
   public PushProcedures pushes() {
@@ -31,7 +35,17 @@ public final class Transaction {
     return dlq;
   }
 
+  /** The key-value rider: {@code kv_apply} inside the bundle's transaction. */
+  public KvProcedures kv() {
+    return kv;
+  }
+
   public SegmentProcedures segments() {
     return segments;
+  }
+
+  /** The timer procedures on this transaction (the {@code timers} rider, the fire's claim, push and delete). */
+  public TimerProcedures timers() {
+    return timers;
   }
 }

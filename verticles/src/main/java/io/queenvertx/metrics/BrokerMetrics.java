@@ -26,6 +26,7 @@ public final class BrokerMetrics {
   private final PrometheusMeterRegistry registry =
       io.queenvertx.metrics.MeterNaming.apply(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
   private final long startedAt = System.currentTimeMillis();
+  private final StateMetrics state = new StateMetrics(registry);
   public final Counter pushRequests = counter("queen_push_requests_total", "push requests");
   public final Counter pushedMessages = counter("queen_messages_pushed_total", "messages stored by push");
   public final Counter bufferedMessages = counter("queen_messages_buffered_total", "messages written to the spool");
@@ -59,6 +60,8 @@ public final class BrokerMetrics {
       .description("push requests in the log writer, accepted to answered").register(registry);
   /** Per-minute operation counters, written to PostgreSQL by the stats flusher. */
   public final io.queenvertx.metrics.OpStats stats = new io.queenvertx.metrics.OpStats();
+  /** The timer series (schedules, fires, pending, lag). */
+  public final TimerMetrics timers = new TimerMetrics(registry);
 
   /** A push answered {@code out}, accepted at {@code t0} (nanoTime): its latency and statistics; returns {@code out}. */
   public <T extends java.util.List<io.queenvertx.bus.PushOutcome>> T pushAnswered(java.util.UUID tenant, T out, long t0) {
@@ -85,6 +88,11 @@ public final class BrokerMetrics {
   public BrokerMetrics() {
     gauge("queen_parked_long_polls", "long polls parked on this node", parkedPolls::get);
     gauge("queen_http_connections", "open HTTP connections on this node", httpConnections::get);
+  }
+
+  /** The key-value and lock series. */
+  public StateMetrics state() {
+    return state;
   }
 
   public PrometheusMeterRegistry registry() {

@@ -32,7 +32,9 @@ class OpenApiIT {
     ApiRoutes.mount(table, ctx, n.vertx());
     Set<String> out = new TreeSet<>();
     for (var e : table.entries()) {
-      out.add(e.method().name().toLowerCase() + " " + e.path().replaceAll(":([A-Za-z]+)", "{$1}"));
+      // a trailing wildcard (the rest of the path, e.g. a key-value key) is documented as the parameter {key}
+      out.add(e.method().name().toLowerCase() + " " + e.path().replaceAll(":([A-Za-z]+)", "{$1}")
+          .replaceAll("/\\*$", "/{key}"));
     }
     return out;
   }

@@ -132,7 +132,7 @@ class ConfigTest {
         SpoolSettings.DEFAULT_EVENTS_PER_FILE));
     assertThat(c.maintenance()).isEqualTo(new MaintenanceSettings(MaintenanceSettings.DEFAULT_RETENTION_INTERVAL_MS,
         MaintenanceSettings.DEFAULT_RETENTION_BATCH_SIZE, MaintenanceSettings.DEFAULT_CACHE_REFRESH_INTERVAL_MS,
-        MaintenanceSettings.DEFAULT_REDRIVE_STALE_MS));
+        MaintenanceSettings.DEFAULT_REDRIVE_STALE_MS, MaintenanceSettings.DEFAULT_TIMER_POLL_MS, true));
     assertThat(c.security()).isEqualTo(new SecuritySettings(Optional.empty(), false, Map.of(), List.of(), List.of()));
     assertThat(c.cluster()).isEqualTo(new ClusterSettings(false, ClusterSettings.DEFAULT_MEMBERS,
         ClusterSettings.DEFAULT_PORT, 0, "", ClusterSettings.DEFAULT_NAME, Path.of(ClusterSettings.DEFAULT_XML_FILE)));

@@ -25,6 +25,7 @@ public final class ApiRoutes {
     AnalyticsRoutes.mount(routes, node, vertx);
     ConsumerGroupRoutes.mount(routes, node, vertx);
     TransactionRoutes.mount(routes, vertx);
+    TimerRoutes.mount(routes, node, vertx);
     MessageRoutes.mount(routes, node, vertx);
     DlqRoutes.mount(routes, node, vertx, node.cipher());
     TraceRoutes.mount(routes, node);
@@ -32,6 +33,8 @@ public final class ApiRoutes {
     WebhookApi.mount(routes, node, vertx);
     SystemRoutes.mount(routes, node, vertx);
     NodesRoutes.mount(routes, node, vertx);
+    KvRoutes.mount(routes, node);
+    LockRoutes.mount(routes, node);
     OpenApiRoutes.mount(routes);
   }
 }

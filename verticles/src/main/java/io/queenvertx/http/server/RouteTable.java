@@ -69,6 +69,10 @@ public final class RouteTable {
     add(HttpMethod.POST, path, true, h);
   }
 
+  public void put(String path, Handler<RoutingContext> h) {
+    add(HttpMethod.PUT, path, true, h);
+  }
+
   public void delete(String path, Handler<RoutingContext> h) {
     add(HttpMethod.DELETE, path, true, h);
   }
