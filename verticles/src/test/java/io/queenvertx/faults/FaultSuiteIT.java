@@ -26,7 +26,8 @@ import org.junit.jupiter.api.io.TempDir;
  * kill -9 of the broker, PostgreSQL restarts and a PostgreSQL outage (with and without a broker restart in it, and
  * with the spool's disk full). Afterwards a consumer group pops the queue and every item the broker acknowledged
  * ({@code queued}, {@code buffered}, {@code duplicate}) must be found exactly once, and none it answered
- * {@code failed}. Each scenario prints one line of counts and the
+ * {@code failed}; and timers that fall due while every broker is down fire exactly once (scenario 6). Each scenario
+ * prints one line of counts and the
  * whole table is printed at the end, so a CI log shows the figures. Sizes: {@link FaultPlan} ({@code
  * -Dqueen.faults=long} for the long run).
  */
@@ -238,6 +239,70 @@ class FaultSuiteIT {
       assertThat(load.buffered()).as("items answered buffered during the outage").isPositive();
       assertThat(load.failed()).as("items answered failed once the disk was full").isPositive();
       row.assertNothingLostOrStoredTwice();
+    }
+  }
+
+  /**
+   * Scenario 6 (issue 36): timers armed through two brokers fall due while BOTH are killed (SIGKILL); none fires while
+   * they are down, and once they are back every timer's message is in its queue exactly once (a consumer group pops
+   * each transaction id once, no second copy), fired by whichever broker claimed it first.
+   */
+  @Test
+  @Order(6)
+  void timersDueWhileEveryBrokerIsDown() throws Exception {
+    String q = "faults-timers";
+    int n = PLAN.name().equals("long") ? 2000 : 300;
+    long t0 = System.nanoTime();
+    try (var a = new FaultBroker(home.resolve("timers-a"), pg.port());
+         var b = new FaultBroker(home.resolve("timers-b"), pg.port())) {
+      a.start(true);
+      b.start(true);
+      phase(t0, "6: two brokers up, arming " + n + " timers through both");
+      List<String> txns = new ArrayList<>();
+      for (int from = 0; from < n; from += 100) {
+        io.vertx.core.json.JsonArray ops = new io.vertx.core.json.JsonArray();
+        for (int i = from; i < Math.min(n, from + 100); i++) {
+          String txn = "tm-" + i;
+          txns.add(txn);
+          ops.add(new io.vertx.core.json.JsonObject().put("op", "schedule").put("queue", q).put("timerKey", "k" + i)
+              .put("partition", "p" + (i % 4)).put("delayMs", 4000 + (i % 10) * 100).put("txn", txn)
+              .put("payload", java.util.Base64.getEncoder().encodeToString(("{\"i\":" + i + "}").getBytes())));
+        }
+        var broker = (from / 100) % 2 == 0 ? a : b;
+        var r = FaultBroker.Http.post(broker.baseUrl() + "/api/v1/timers",
+            new io.vertx.core.json.JsonObject().put("operations", ops).encode(), Duration.ofSeconds(30));
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+      }
+      a.kill9();
+      b.kill9();
+      phase(t0, "6: both brokers killed (SIGKILL)");
+      Awaitility.await("every timer due while no broker runs").atMost(PHASE_LIMIT).pollInterval(Duration.ofMillis(200))
+          .until(() -> sql("SELECT count(*) FROM queen.timers WHERE queue = '" + q + "' AND due_at > now()") == 0);
+      assertThat(sql("SELECT count(*) FROM queen.timers WHERE queue = '" + q + "'")).as("none fired while down")
+          .isEqualTo(n);
+      a.start(true);
+      b.start(true);
+      phase(t0, "6: both brokers started again");
+      Awaitility.await("every timer fired").atMost(PHASE_LIMIT).pollInterval(Duration.ofMillis(200))
+          .until(() -> sql("SELECT count(*) FROM queen.timers WHERE queue = '" + q + "'") == 0);
+      Census census = Census.popAll(a.baseUrl(), q, "faults", PLAN.drainTimeout());
+      long found = txns.stream().filter(census::found).count();
+      String line = String.format("%-26s | %9d | %9d | %9d | %7d | %5d | %5d | %5d | %5d | %6d | %6d | %6.1f s | %s",
+          "6 timers, all nodes down", n, 0, 0, found, n - found, census.duplicatesStored(), census.redeliveries(),
+          census.distinctTransactions() - found, 0, 0, (System.nanoTime() - t0) / 1e9, "armed = ack:queued");
+      TABLE.add(line);
+      System.out.println("[faults] " + HEADER + "\n[faults] " + line);
+      assertThat(found).as("timers whose message is in the queue").isEqualTo(n);
+      assertThat(census.distinctTransactions()).as("nothing else in the queue").isEqualTo(n);
+      assertThat(census.duplicatesStored()).as("timer messages stored twice").isZero();
+    }
+  }
+
+  /** The first column of {@code query} on the suite's PostgreSQL. */
+  private static long sql(String query) throws Exception {
+    try (var c = java.sql.DriverManager.getConnection("jdbc:postgresql://127.0.0.1:" + pg.port() + "/postgres",
+        "postgres", "postgres"); var st = c.createStatement(); var rs = st.executeQuery(query)) {
+      return rs.next() ? rs.getLong(1) : 0;
     }
   }
 
