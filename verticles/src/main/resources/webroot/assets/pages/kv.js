@@ -53,7 +53,7 @@ export async function render(main, params) {
     if (want && !names.includes(want)) names.unshift(want);
     const label = (n) => {
       const c = namespaces.find((x) => x.namespace === n);
-      return c ? `${n} (${num(c.keys)}${c.keysCapped ? '+' : ''} keys)` : `${n} (empty)`;
+      return c ? `${n} (${num(c.keys)}${c.keysCapped ? '+' : ''} key${c.keys === 1 ? '' : 's'})` : `${n} (empty)`;
     };
     const opts = names.map((n) => h('option', { value: n }, label(n)));
     if (opts.map((o) => o.outerHTML).join() !== [...nsSelect.options].map((o) => o.outerHTML).join()) clear(nsSelect, opts);
