@@ -9,7 +9,6 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
-import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
 import org.openqa.selenium.WebElement;
@@ -20,51 +19,27 @@ import org.openqa.selenium.WebElement;
  * Locks pages browse by prefix, page, and delete or cancel after a confirmation, through the public API only.
  */
 class DashboardStateIT {
-  @NodeFixture
+  /** No retention cycle during the tests: it would sweep the expired entry the Key-value page must show greyed. */
+  @NodeFixture(env = {"RETENTION_INTERVAL=3600000"})
   static TestNode node;
 
   @BrowserFixture
   static Browser browser;
 
   static String hex32() {
-    return UUID.randomUUID().toString().replace("-", "");
+    return Fixtures.hex32();
   }
 
   static JsonArray kv(JsonObject... ops) {
-    var r = node.post("/api/v1/kv", new JsonObject().put("operations", new JsonArray(java.util.List.of((Object[]) ops))));
-    assertThat(r.status()).as(r.body()).isEqualTo(200);
-    return r.json().getJsonArray("results");
+    return Fixtures.kv(node, ops);
   }
 
   static JsonObject put(String ns, String key, Object value) {
     return new JsonObject().put("op", "put").put("ns", ns).put("key", key).put("value", value).put("forever", true);
   }
 
-  /**
-   * Writes a supervision record as Queen's 2.x JavaScript consumer does (consumer/Supervision.js): one POST /api/v1/kv
-   * with the head and one chunk, 60 s TTL, both of which must be applied; the heartbeat is {@code updatedAt}.
-   */
   static void supervise(String group, String instance, long updatedAt, String state, int busy) {
-    JsonObject doc = new JsonObject().put("schema", "queen.consumer.status/v1").put("instance_id", instance)
-        .put("engine", "js").put("execution_model", "async-tasks").put("hostname", "host-" + instance.substring(0, 6))
-        .put("pid", 4242).put("state", state).put("updated_at_epoch", updatedAt).put("started_at_epoch", updatedAt - 600)
-        .put("uptime_seconds", 600).put("configuration", new JsonObject().put("heartbeat_timeout", 30))
-        .put("pool_status", new JsonArray().add(new JsonObject().put("name", "consumer").put("queue", "orders-" + group)
-            .putNull("namespace").putNull("task").put("consumer_group", "billing").put("desired", 8).put("running", 8)
-            .put("busy", busy).put("completed", 1234).put("failed", 5).put("last_completed_at_epoch", updatedAt)
-            .putNull("oldest_inflight_seconds")));
-    byte[] bytes = doc.encode().getBytes(StandardCharsets.UTF_8);
-    String write = hex32();
-    String slot = group + "/" + instance;
-    JsonArray results = kv(
-        new JsonObject().put("op", "put").put("ns", "queen-supervisor").put("key", slot + "/head").put("value",
-            new JsonObject().put("format", "queen.supervisor.remote-status/v1").put("write", write).put("chunks", 1)
-                .put("bytes", bytes.length)).put("ttlSeconds", 60),
-        new JsonObject().put("op", "put").put("ns", "queen-supervisor").put("key", slot + "/chunk/0000").put("value",
-            new JsonObject().put("write", write).put("index", 0).put("data", Base64.getEncoder().encodeToString(bytes)))
-            .put("ttlSeconds", 60));
-    assertThat(results).hasSize(2);
-    results.forEach(r -> assertThat(((JsonObject) r).getBoolean("applied")).isTrue());
+    Fixtures.supervise(node, group, instance, "host-" + instance.substring(0, 6), updatedAt, state, busy);
   }
 
   /** The text of the element, read again if the page's refresh redrew it in between. */
