@@ -190,3 +190,20 @@ export function keysetPager(trail, shown, nextAfter, go) {
   return h('div', { class: 'pager' }, prev,
     h('span', { class: 'muted' }, shown ? `page ${trail.length}, ${shown} rows` : 'no rows'), next);
 }
+
+/**
+ * The frame of a listing searched by prefix and paged by key: the heading, a filter form (the `before` fields, then
+ * the prefix), an optional note, an outcome slot and the list's card. A search starts again at the first page.
+ * Answers {prefix, out, list, trail}; load is the page's own loader.
+ */
+export function prefixFrame(main, { id, title, label, placeholder, prefix, before = null, note = null }, load) {
+  const input = h('input', { id: id + '-prefix', placeholder, value: prefix || '' });
+  const out = h('div', { id: id + '-outcome', 'aria-live': 'polite' });
+  const list = h('div', { id: id + '-list' });
+  const trail = [null];
+  clear(main, h('h1', null, title),
+    h('form', { class: 'filters', onsubmit: (e) => { e.preventDefault(); trail.splice(1); clear(out); load(); } },
+      before, h('label', null, label, input), h('button', { type: 'submit', class: 'primary', id: id + '-apply' }, 'Search')),
+    note ? h('p', { class: 'muted' }, note) : null, out, h('section', { class: 'card' }, list));
+  return { prefix: input, out, list, trail };
+}

@@ -2,7 +2,7 @@
 // expired entries the sweep has not deleted yet greyed; a drawer with the whole value; delete after a confirmation,
 // only at the version shown. The Locks and Consumers pages read their namespaces through kvList too.
 import { get, post, can, describe } from '../api.js';
-import { h, clear, table, section, when, preview, pretty, drawer, notice, num, confirmButton, keysetPager } from '../ui.js';
+import { h, clear, table, section, when, preview, pretty, drawer, notice, num, confirmButton, keysetPager, prefixFrame } from '../ui.js';
 
 const PAGE = 50;
 
@@ -33,17 +33,22 @@ export function deleteNotice(what, res) {
   return notice('warn', `Not deleted: ${what} no longer exists.`, { 'data-result': 'gone' });
 }
 
+/** A delete button of one entry, asked first: the verdict goes to `out`, then the listing reloads. */
+export function deleteButton(out, { ns, entry, what, question, cls }, reload) {
+  return confirmButton('Delete', question, async () => {
+    try {
+      clear(out, deleteNotice(what, await kvDelete(ns, entry.key, entry.version)));
+    } catch (e) {
+      clear(out, notice('error', describe(e)));
+    }
+    reload();
+  }, cls);
+}
+
 export async function render(main, params) {
   const nsSelect = h('select', { id: 'kv-ns' });
-  const prefix = h('input', { id: 'kv-prefix', placeholder: 'key prefix (any)', value: params.get('prefix') || '' });
-  const out = h('div', { id: 'kv-outcome', 'aria-live': 'polite' });
-  const list = h('div', { id: 'kv-list' });
-  const trail = [null];
-  clear(main, h('h1', null, 'Key-value'),
-    h('form', { class: 'filters', onsubmit: (e) => { e.preventDefault(); trail.splice(1); clear(out); load(); } },
-      h('label', null, 'namespace', nsSelect), h('label', null, 'prefix', prefix),
-      h('button', { type: 'submit', class: 'primary', id: 'kv-apply' }, 'Search')),
-    out, h('section', { class: 'card' }, list));
+  const { prefix, out, list, trail } = prefixFrame(main, { id: 'kv', title: 'Key-value', label: 'prefix',
+    placeholder: 'key prefix (any)', prefix: params.get('prefix'), before: h('label', null, 'namespace', nsSelect) }, load);
 
   let namespaces = [];
   async function loadNamespaces() {
@@ -60,14 +65,8 @@ export async function render(main, params) {
     nsSelect.value = want;
   }
 
-  const remove = (ns, r) => confirmButton('Delete', `Delete ${r.key}?`, async () => {
-    try {
-      clear(out, deleteNotice(`${ns}/${r.key}`, await kvDelete(ns, r.key, r.version)));
-    } catch (e) {
-      clear(out, notice('error', describe(e)));
-    }
-    load();
-  }, 'kv-delete');
+  const remove = (ns, r) => deleteButton(out, { ns, entry: r, what: `${ns}/${r.key}`, question: `Delete ${r.key}?`,
+    cls: 'kv-delete' }, load);
 
   async function load() {
     await section(list, async () => {

@@ -2,9 +2,9 @@
 // entry <name>#<slot> (value {owner, since}, version = its fencing token, expiry = the lease). Read-only but for a
 // stuck permit, which an operator may delete after a confirmation (at the token shown; the holder's next renew or
 // guarded transaction then fails).
-import { can, describe } from '../api.js';
-import { h, clear, table, section, when, notice, confirmButton, keysetPager } from '../ui.js';
-import { kvList, kvDelete, deleteNotice } from './kv.js';
+import { can } from '../api.js';
+import { h, table, section, when, keysetPager, prefixFrame } from '../ui.js';
+import { kvList, deleteButton } from './kv.js';
 
 const NS = 'queen-locks';
 
@@ -15,25 +15,13 @@ export function permitOf(key) {
 }
 
 export async function render(main, params) {
-  const prefix = h('input', { id: 'locks-prefix', placeholder: 'lock name prefix (any)', value: params.get('prefix') || '' });
-  const out = h('div', { id: 'locks-outcome', 'aria-live': 'polite' });
-  const list = h('div', { id: 'locks-list' });
-  const trail = [null];
-  clear(main, h('h1', null, 'Locks'),
-    h('form', { class: 'filters', onsubmit: (e) => { e.preventDefault(); trail.splice(1); clear(out); load(); } },
-      h('label', null, 'name', prefix), h('button', { type: 'submit', class: 'primary', id: 'locks-apply' }, 'Search')),
-    h('p', { class: 'muted' }, 'Held permits of locks and semaphores (POST /api/v1/locks). A lease that ends frees its '
-      + 'permit; its holder is not told, so it must check its fencing token (the transaction guard).'),
-    out, h('section', { class: 'card' }, list));
+  const { prefix, out, list, trail } = prefixFrame(main, { id: 'locks', title: 'Locks', label: 'name',
+    placeholder: 'lock name prefix (any)', prefix: params.get('prefix'),
+    note: 'Held permits of locks and semaphores (POST /api/v1/locks). A lease that ends frees its permit; its holder '
+      + 'is not told, so it must check its fencing token (the transaction guard).' }, load);
 
-  const release = (r) => confirmButton('Delete', `Delete the permit ${r.key}? Its holder loses it.`, async () => {
-    try {
-      clear(out, deleteNotice(`the permit ${r.key}`, await kvDelete(NS, r.key, r.version)));
-    } catch (e) {
-      clear(out, notice('error', describe(e)));
-    }
-    load();
-  }, 'lock-delete');
+  const release = (r) => deleteButton(out, { ns: NS, entry: r, what: `the permit ${r.key}`,
+    question: `Delete the permit ${r.key}? Its holder loses it.`, cls: 'lock-delete' }, load);
 
   async function load() {
     await section(list, async () => {

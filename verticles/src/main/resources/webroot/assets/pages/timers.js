@@ -2,7 +2,7 @@
 // drawer that peeks one (its payload decoded from base64; an encrypted one is named, not shown), and a cancel after a
 // confirmation. A timer leaves this list when it fires: its message is then in the queue.
 import { get, post, qs, enc, can, describe } from '../api.js';
-import { h, clear, table, section, when, pretty, drawer, notice, num, confirmButton, keysetPager } from '../ui.js';
+import { h, clear, table, section, when, pretty, drawer, notice, num, confirmButton, keysetPager, prefixFrame } from '../ui.js';
 
 const PAGE = 50;
 
@@ -34,17 +34,10 @@ export function decodePayload(b64) {
 export async function render(main, params) {
   const queue = h('input', { id: 'timers-queue', list: 'timers-queues', placeholder: 'queue', value: params.get('queue') || '' });
   const known = h('datalist', { id: 'timers-queues' });
-  const prefix = h('input', { id: 'timers-prefix', placeholder: 'timer key prefix (any)', value: params.get('prefix') || '' });
-  const out = h('div', { id: 'timers-outcome', 'aria-live': 'polite' });
-  const list = h('div', { id: 'timers-list' });
-  const trail = [null];
-  clear(main, h('h1', null, 'Timers'),
-    h('form', { class: 'filters', onsubmit: (e) => { e.preventDefault(); trail.splice(1); clear(out); load(); } },
-      h('label', null, 'queue', queue, known), h('label', null, 'key prefix', prefix),
-      h('button', { type: 'submit', class: 'primary', id: 'timers-apply' }, 'Search')),
-    h('p', { class: 'muted' }, 'Pending timers (POST /api/v1/timers): each pushes its message into the queue at its time, '
-      + 'once. A queue need not exist yet: the first timer that fires creates it.'),
-    out, h('section', { class: 'card' }, list));
+  const { prefix, out, list, trail } = prefixFrame(main, { id: 'timers', title: 'Timers', label: 'key prefix',
+    placeholder: 'timer key prefix (any)', prefix: params.get('prefix'), before: h('label', null, 'queue', queue, known),
+    note: 'Pending timers (POST /api/v1/timers): each pushes its message into the queue at its time, once. A queue need '
+      + 'not exist yet: the first timer that fires creates it.' }, load);
 
   get('/api/v1/status/queues' + qs({ limit: 100 })).then((b) => clear(known,
     (b.queues || []).map((q) => h('option', { value: q.name })))).catch(() => {});
