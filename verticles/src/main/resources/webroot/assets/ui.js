@@ -188,7 +188,7 @@ export function keysetPager(trail, shown, nextAfter, go) {
   const next = h('button', { type: 'button', class: 'next', disabled: !nextAfter || null,
     onclick: () => { trail.push(nextAfter); go(); } }, 'Next →');
   return h('div', { class: 'pager' }, prev,
-    h('span', { class: 'muted' }, shown ? `page ${trail.length}, ${shown} rows` : 'no rows'), next);
+    h('span', { class: 'muted' }, shown ? `page ${trail.length}, ${shown} row${shown === 1 ? '' : 's'}` : 'no rows'), next);
 }
 
 /**
