@@ -35,7 +35,8 @@ import java.util.UUID;
  * ({@link AckGroups}, {@code log_ack}), bound to the bundle's transaction. A duplicate push, or an ack that is
  * rejected, unresolvable or cannot take effect (an earlier message of its partition redelivers), rolls the whole
  * bundle back; the verdict is then reported inside an HTTP 200 with {@code success:false} and a {@code reason}. A
- * dead-letter filing that fails rolls it back too, and the batch is then released so the poison redelivers.
+ * dead-letter filing that fails rolls it back too, and the batch is then released so the poison redelivers. The
+ * bundle's riders ({@link Riders}: top-level {@code kv} and {@code timers}) run first in the same transaction.
  */
 final class Transactions {
   /** A deliberate rollback with the contract's reason; {@code handOff} is a dead-letter hand-off that failed to file. */
@@ -98,12 +99,13 @@ final class Transactions {
       }
       List<String> plain = new ArrayList<>(names);
       plain.removeAll(encrypted);
-      return execute(vertx, cmd, txId, encrypted, plain, mayRetry);
+      return Riders.of(cmd).sealed(vertx, db, cipher, cmd)
+          .compose(riders -> execute(vertx, cmd, txId, encrypted, plain, mayRetry, riders));
     });
   }
 
   private Future<JsonObject> execute(Vertx vertx, TransactionCommand cmd, String txId, Set<String> encrypted,
-                                     List<String> plain, boolean mayRetry) {
+                                     List<String> plain, boolean mayRetry, Riders riders) {
     var ops = cmd.ops();
     JsonObject[] results = new JsonObject[ops.size()];
     // Pushes grouped by (queue, partition), sorted so concurrent bundles lock partitions in one order; a
@@ -149,7 +151,9 @@ final class Transactions {
     Future<Void> tx = prepared.compose(p -> db.transaction(t -> {
       // Written in this transaction, checked there against the flags it reads: a configure that answered before it
       // began is seen (QV103 otherwise).
-      Future<Void> chain = bundle.isEmpty() ? Future.succeededFuture() : push(t, bundle, landed);
+      // the riders first (kv, then timers: the lock order of the contract, §9.3), then pushes and acks
+      Future<Void> chain = riders.apply(t, cmd, ops.size());
+      if (!bundle.isEmpty()) chain = chain.compose(v -> push(t, bundle, landed));
       for (AckGroups.Group g : AckGroups.of(acks, hint)) {
         chain = chain.compose(v -> ack(vertx, t, cmd.tenant(), g, acks, results, filed));
       }
@@ -158,14 +162,18 @@ final class Transactions {
     return tx.map(v -> {
       for (JsonObject l : landed) vertx.eventBus().publish(Addresses.LANDED, l.put("tenant", cmd.tenant().toString()));
       for (var h : filed) DeadLetterFiling.count(metrics, h);
+      riders.committed(vertx, metrics);
       JsonArray arr = new JsonArray();
       for (JsonObject r : results) arr.add(r);
+      for (JsonObject r : riders.results()) arr.add(r);
       return new JsonObject().put("transactionId", txId).put("success", true).put("results", arr);
     }).recover(err -> {
       if (mayRetry && SqlState.PUSH_PLAINTEXT_FOR_ENCRYPTED.is(err)) {
         for (String q : plain) settings.invalidate(cmd.tenant().toString(), q);
         return run(vertx, cmd, false);
       }
+      JsonObject riderFailure = riders.failure(err, txId, ops.size(), metrics);
+      if (riderFailure != null) return Future.succeededFuture(riderFailure);
       String reason = err instanceof Abort a ? a.reason : "db_error";
       String text = SqlState.errorText(err) != null ? SqlState.errorText(err) : err.getMessage();
       JsonObject failed = new JsonObject().put("transactionId", txId).put("success", false)

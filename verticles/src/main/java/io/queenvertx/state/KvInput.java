@@ -27,17 +27,22 @@ public final class KvInput {
     throw bad("kv_bad_request", "the body must be {\"operations\":[...]} or an array of operations");
   }
 
-  public static List<KvProcedures.Op> parse(JsonArray ops) {
+  /**
+   * The operations; {@code raw}: each one's {@code value} as the request's text holds it ({@link RawValues}), stored
+   * instead of a re-encoding of the decoded value (null: re-encode).
+   */
+  public static List<KvProcedures.Op> parse(JsonArray ops, List<String> raw) {
+    boolean aligned = raw != null && raw.size() == ops.size();
     List<KvProcedures.Op> out = new ArrayList<>(ops.size());
     for (int i = 0; i < ops.size(); i++) {
       if (!(ops.getValue(i) instanceof JsonObject o)) throw bad("kv_bad_request", "kv operation " + i + " must be an object");
-      out.add(parse(o, i));
+      out.add(parse(o, i, aligned ? raw.get(i) : null));
     }
     return out;
   }
 
-  /** One operation; {@code i} names it in the errors. */
-  public static KvProcedures.Op parse(JsonObject o, int i) {
+  /** One operation; {@code i} names it in the errors; {@code raw} its value's text as sent, or null. */
+  public static KvProcedures.Op parse(JsonObject o, int i, String raw) {
     for (String f : TENANT_FIELDS) {
       if (o.containsKey(f)) {
         throw bad("kv_tenant_not_an_input", "kv operation " + i + ": `" + f
@@ -57,7 +62,7 @@ public final class KvInput {
         keys.add(s);
       }
     }
-    String value = o.containsKey("value") ? Json.encode(o.getValue("value")) : null;
+    String value = !o.containsKey("value") ? null : raw != null ? raw : Json.encode(o.getValue("value"));
     return new KvProcedures.Op(op, text(o, "ns", i), key, value, whole(o, "ttlSeconds", i, "kv_bad_ttl"),
         flag(o, "forever", i), whole(o, "expect", i, "kv_bad_expect"), number(o, "delta", i), number(o, "min", i),
         number(o, "max", i), flag(o, "required", i), integer(o, "limit", i), text(o, "after", i), flag(o, "keysOnly", i),

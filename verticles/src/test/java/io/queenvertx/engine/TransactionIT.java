@@ -223,17 +223,17 @@ class TransactionIT {
   }
 
   /**
-   * Issue 34 item 3: Queen 2.x sends its kv and timer riders ({@code .once(...)}, {@code .kv.putIfAbsent(..., {required:
-   * true})}, {@code .timer(...)}) as top-level {@code kv} / {@code timers} beside the operations. This broker has
-   * neither, so a bundle carrying one is a 400 naming it, and its push and ack are not applied: committing them
-   * without the gate would make a redelivery commit twice.
+   * Issue 34 item 3, then issue 36: Queen 2.x sends its kv and timer riders ({@code .once(...)}, {@code
+   * .kv.putIfAbsent(..., {required: true})}, {@code .timer(...)}) as top-level {@code kv} / {@code timers} beside the
+   * operations. A malformed rider (here a kv write without its expiry, which the database refuses, and a timer without
+   * its {@code timerKey}, which the route refuses) is a 400 naming it, and the bundle's push and ack are not applied.
    */
   @Test
-  void aBundleWithKvOrTimersIs400NamingTheFieldAndNothingOfItIsApplied() {
+  void aBundleWithAMalformedRiderIs400NamingItAndNothingOfItIsApplied() {
     JsonObject gate = new JsonObject().put("op", "putIfAbsent").put("ns", "test-idem").put("key", "order-1")
         .put("value", true).put("required", true);
     JsonObject timer = new JsonObject().put("op", "schedule").put("queue", "reminders").put("key", "k")
-        .put("delayMs", 1000).put("payload", "e30=");
+        .put("delayMs", 1000).put("payload", "e30=").put("txn", "t");
     for (var rider : List.of(Map.entry("kv", gate), Map.entry("timers", timer))) {
       String in = Wire.queue("tx-rider-in");
       String out = Wire.queue("tx-rider-out");
@@ -250,8 +250,11 @@ class TransactionIT {
       assertThat(r.status()).as("%s: %s", rider.getKey(), r.body()).isEqualTo(400);
       assertThat(r.json().getBoolean("success")).isFalse();
       assertThat(r.json().getString("reason")).isEqualTo("bad_request");
+      assertThat(r.json().getString("code")).as(r.body())
+          .isEqualTo(rider.getKey().equals("kv") ? "kv_expiry_not_specified" : "timers_key_required");
       assertThat(r.json().getString("error")).as(r.body())
-          .startsWith("transaction `" + rider.getKey() + "` is not supported by this broker");
+          .contains(rider.getKey().equals("kv") ? "ttlSeconds" : "timerKey");
+      assertThat(r.json().containsKey("_status")).isFalse();
       assertThat(Wire.queueRows(out)).as("%s: the push was not applied", rider.getKey()).isZero();
       assertThat(Wire.cursor(p.getString("partitionId"), Wire.QUEUE_MODE).get("committed"))
           .as("%s: the ack was not applied", rider.getKey()).isEqualTo(-1L);

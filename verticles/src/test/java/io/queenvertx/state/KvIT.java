@@ -221,6 +221,27 @@ class KvIT {
   }
 
   @Test
+  void aValueIsStoredAndReadAsItsTextWasSent() {
+    String ns = ns();
+    String value = "{\"p\": 1.10, \"big\": 123456789012345678901234567890.5, \"s\": \"\\u0000\"}";
+    Reply put = node.post("/api/v1/kv", "{\"operations\":[{\"op\":\"put\",\"ns\":\"" + ns
+        + "\",\"key\":\"exact\",\"forever\":true,\"value\":" + value + "}]}");
+    assertThat(put.status()).as(put.body()).isEqualTo(200);
+    assertThat(node.get("/api/v1/kv/" + ns + "/exact").body()).contains("\"value\":" + value + ",");
+    Reply path = send("PUT", "/api/v1/kv/" + ns + "/exact2", new JsonObject().put("forever", true));
+    assertThat(path.status()).isEqualTo(400);
+    var b = HttpRequest.newBuilder(URI.create(node.baseUrl() + "/api/v1/kv/" + ns + "/exact2"))
+        .method("PUT", HttpRequest.BodyPublishers.ofString("{\"forever\":true,\"value\":[2.50]}"))
+        .header("Content-Type", "application/json");
+    assertThat(node.send(b, Map.of()).status()).isEqualTo(200);
+    assertThat(node.get("/api/v1/kv/" + ns + "/exact2").body()).contains("\"value\":[2.50],");
+    Reply tx = node.post("/api/v1/transaction", "{\"kv\":[{\"op\":\"put\",\"ns\":\"" + ns
+        + "\",\"key\":\"exact3\",\"forever\":true,\"value\":0.30}]}");
+    assertThat(tx.json().getBoolean("success")).as(tx.body()).isTrue();
+    assertThat(node.get("/api/v1/kv/" + ns + "/exact3").body()).contains("\"value\":0.30,");
+  }
+
+  @Test
   void limitsAndBadInputAre4xxNamingTheField() {
     String ns = ns();
     assertRefused(kv(Map.of(), op("put", ns, "x".repeat(513)).put("value", 1).put("forever", true)),

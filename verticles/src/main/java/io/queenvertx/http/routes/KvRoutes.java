@@ -11,6 +11,7 @@ import io.queenvertx.metrics.StateMetrics;
 import io.queenvertx.node.NodeContext;
 import io.queenvertx.state.KvAnswers;
 import io.queenvertx.state.KvInput;
+import io.queenvertx.state.RawValues;
 import io.queenvertx.state.StateCodes;
 import io.queenvertx.state.StateRefused;
 import io.vertx.core.json.JsonArray;
@@ -37,7 +38,9 @@ final class KvRoutes {
     KvProcedures kv = node.db().kv();
     StateMetrics metrics = node.metrics().state();
     routes.post("/api/v1/kv", ctx -> guarded(ctx, () -> {
-      List<KvProcedures.Op> ops = KvInput.parse(KvInput.operations(Bodies.value(ctx.body().buffer())));
+      byte[] body = ctx.body().buffer().getBytes();
+      List<KvProcedures.Op> ops = KvInput.parse(KvInput.operations(Bodies.value(ctx.body().buffer())),
+          RawValues.of(body, "operations"));
       run(ctx, kv, metrics, ops, false);
     }));
     routes.get("/api/v1/kv/:namespace/*", ctx -> single(ctx, kv, metrics, "get", null));
@@ -98,7 +101,8 @@ final class KvRoutes {
       JsonObject o = body == null ? new JsonObject() : body.copy();
       for (String f : new String[] {"op", "ns", "key", "keys", "prefix"}) o.remove(f);
       o.put("op", op).put("ns", ns).put("key", key);
-      run(ctx, kv, metrics, List.of(KvInput.parse(o, 0)), true);
+      String raw = body == null ? null : RawValues.ofObject(ctx.body().buffer().getBytes());
+      run(ctx, kv, metrics, List.of(KvInput.parse(o, 0, raw)), true);
     });
   }
 

@@ -11,6 +11,9 @@ import io.queenvertx.bus.Addresses;
 import io.queenvertx.bus.PushItem;
 import io.queenvertx.bus.TransactionCommand;
 import io.queenvertx.codec.UuidV7;
+import io.queenvertx.log.Riders;
+import io.queenvertx.state.RawValues;
+import io.queenvertx.state.StateRefused;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.Json;
 import io.vertx.core.json.JsonArray;
@@ -20,8 +23,9 @@ import java.util.List;
 import java.util.UUID;
 
 /**
- * {@code POST /api/v1/transaction} (API.md §5.6). Only pre-flight validation answers 400; once the bundle reached
- * the database every outcome, failures included, is a 200.
+ * {@code POST /api/v1/transaction} (API.md §5.6, docs/design/queen2-contract.md §5). Pre-flight validation answers
+ * 400 (the riders' checks too: their status and reason as {@code code}); once the bundle reached the database every
+ * outcome, failures included, is a 200, except a rider the database refused as malformed (its 4xx).
  */
 final class TransactionRoutes {
   private TransactionRoutes() {}
@@ -29,27 +33,31 @@ final class TransactionRoutes {
   static void mount(RouteTable routes, Vertx vertx) {
     routes.post("/api/v1/transaction", ctx -> {
       JsonObject b = Bodies.object(ctx);
-      var cmd = parse(b, Tenancy.of(ctx), Identity.subject(ctx));
+      var cmd = parse(b, Tenancy.of(ctx), Identity.subject(ctx),
+          b.getValue("kv") == null ? null : RawValues.of(ctx.body().buffer().getBytes(), "kv"));
       Bus.<JsonObject>request(vertx, Addresses.TRANSACTION, cmd)
-          .onSuccess(r -> ErrorContract.send(ctx, 200, r))
+          .onSuccess(r -> {
+            // a rider refused by the database (Riders.failure) is answered its 4xx, not 200
+            Object status = r.remove(Riders.STATUS);
+            ErrorContract.send(ctx, status instanceof Integer s ? s : 200, r);
+          })
           .onFailure(ctx::fail);
     });
   }
 
-  /**
-   * Top-level fields of Queen 2.x transactions that this broker does not implement (the client's {@code .kv}, {@code
-   * .once(...)} and {@code .timer(...)} riders). Each changes what the bundle means (a {@code required} kv gate makes a
-   * redelivery abort), so a bundle carrying one is refused whole instead of committing without it.
-   */
-  static final List<String> UNSUPPORTED = List.of("kv", "timers");
-
-  static TransactionCommand parse(JsonObject b, UUID tenant, String sub) {
-    for (String field : UNSUPPORTED) {
-      if (b.getValue(field) != null) {
-        throw refuse("transaction `" + field + "` is not supported by this broker (no " + field
-            + " operations): nothing of the transaction was applied; send the bundle without `" + field + "`");
-      }
+  static TransactionCommand parse(JsonObject b, UUID tenant, String sub, List<String> kvValues) {
+    JsonArray kv = rider(b, "kv");
+    JsonArray timers = rider(b, "timers");
+    try {
+      Riders.check(kv, timers, kvValues);
+    } catch (StateRefused e) {
+      throw refuse(e.status(), "bad_request", e.reason(), e.getMessage());
+    } catch (ApiError e) {
+      JsonObject env = new JsonObject(e.body());
+      throw refuse(e.status(), e.status() == 400 ? "bad_request" : env.getString("error"), env.getString("reason"),
+          env.getString("detail"));
     }
+    if (b.getValue("operations") == null && (kv != null || timers != null)) b.put("operations", new JsonArray());
     if (!(b.getValue("operations") instanceof JsonArray ops)) {
       throw refuse("transaction requires an operations array (or a top-level kv/timers array)");
     }
@@ -77,7 +85,7 @@ final class TransactionRoutes {
     if (b.getValue("requiredLeases") instanceof JsonArray rl) {
       for (Object l : rl) if (l instanceof String s && !s.isEmpty() && !leases.contains(s)) leases.add(s);
     }
-    return new TransactionCommand(tenant, sub, out, leases);
+    return new TransactionCommand(tenant, sub, out, leases, kv, timers, kvValues);
   }
 
   private static TransactionCommand.Op pushOp(JsonObject item, int index) {
@@ -123,8 +131,22 @@ final class TransactionRoutes {
     return new AckItem(txn, pid, AckRoutes.normaliseStatus(status), lease, error, group);
   }
 
+  /** A top-level rider: absent (null) or an array; anything else is a 400 naming it. */
+  private static JsonArray rider(JsonObject b, String field) {
+    Object v = b.getValue(field);
+    if (v == null || v instanceof JsonArray) return (JsonArray) v;
+    throw refuse("transaction `" + field + "` must be an array of " + field + " operations");
+  }
+
   private static ApiError refuse(String text) {
     return ApiError.withBody(400, new JsonObject().put("transactionId", UuidV7.next().toString())
         .put("success", false).put("reason", "bad_request").put("error", text).put("results", new JsonArray()));
+  }
+
+  /** A rider refused before the bundle ran: its status, the transaction reason, and the registry's reason as code. */
+  private static ApiError refuse(int status, String reason, String code, String text) {
+    return ApiError.withBody(status, new JsonObject().put("transactionId", UuidV7.next().toString())
+        .put("success", false).put("reason", reason).put("code", code).put("error", text)
+        .put("results", new JsonArray()));
   }
 }
