@@ -168,4 +168,30 @@ class SqlStateIT {
     assertThat(refused(db().dlq().moveMany(TENANT, new UUID[] {UUID.randomUUID()}, Wire.queue("qv604"), "p",
         ONE_HASH, new byte[] {1}), SqlState.DLQ_MOVE_ROWS_GONE)).isEqualTo("QMOVE 1 of 1 rows were gone under the lock");
   }
+
+  private static TimerProcedures.Op timer(String queue, String key, long delayMs) {
+    return new TimerProcedures.Op("schedule", queue, key, "Default", delayMs, "t-" + key, UUID.randomUUID(),
+        "1".getBytes(java.nio.charset.StandardCharsets.UTF_8), false);
+  }
+
+  @Test
+  void qv907ATimerBeyondTheHorizon() throws Exception {
+    assertThat(refused(db().timers().apply(TENANT, null, List.of(timer(Wire.queue("qv907"), "k", 7_776_000_001L))),
+        SqlState.TIMER_HORIZON)).contains("delayMs 7776000001 is beyond the 7776000000 ms (90 days) horizon");
+  }
+
+  @Test
+  void qv911ATimerNamedTwiceInOneCall() throws Exception {
+    String q = Wire.queue("qv911");
+    assertThat(refused(db().timers().apply(TENANT, null, List.of(timer(q, "k", 10), timer(q, "k", 20))),
+        SqlState.TIMER_DUPLICATE_KEY)).startsWith("timer operation 0: its (queue, timerKey) appears again");
+  }
+
+  @Test
+  void qv950DeletingATimerTheTransactionDidNotClaim() throws Exception {
+    var ghost = new TimerProcedures.Claimed(TENANT, Wire.queue("qv950"), "k", "Default", null, "t", UUID.randomUUID(),
+        new byte[0], false, null, 0, 0);
+    assertThat(refused(db().transaction(tx -> tx.timers().fired(List.of(ghost))), SqlState.TIMER_FIRE_MISMATCH))
+        .isEqualTo("timers_fired: 1 of 1 timers were not claimed by this transaction");
+  }
 }

@@ -137,6 +137,32 @@ class TimerFiringIT {
     }
   }
 
+  @Test
+  void aTenantSeesAndFiresOnlyItsOwnTimers() {
+    String q = Wire.queue("tmf-tenant");
+    Map<String, String> ta = Map.of("x-queen-tenant", java.util.UUID.randomUUID().toString());
+    Map<String, String> tb = Map.of("x-queen-tenant", java.util.UUID.randomUUID().toString());
+    try (TestNode n = TestNode.start(Map.of("QUEEN_TENANCY_HEADER", "true", "QUEEN_TIMER_POLL_MS", "100"))) {
+      var body = new JsonObject().put("operations", new io.vertx.core.json.JsonArray()
+          .add(schedule(q, "k", 3_600_000, "a's")));
+      assertThat(n.post("/api/v1/timers", body, ta).status()).isEqualTo(200);
+      assertThat(n.get("/api/v1/timers/" + q + "/k", tb).json().getBoolean("found")).isFalse();
+      assertThat(n.get("/api/v1/timers/" + q, tb).json().getJsonArray("rows")).isEmpty();
+      assertThat(n.delete("/api/v1/timers/" + q + "/k", tb).json().getString("status")).isEqualTo("absent");
+      assertThat(n.get("/api/v1/timers/" + q + "/k", ta).json().getBoolean("found")).as("b's cancel left it")
+          .isTrue();
+      var now = new JsonObject().put("operations", new io.vertx.core.json.JsonArray().add(schedule(q, "k", 0, "a's")));
+      assertThat(n.post("/api/v1/timers", now, ta).status()).isEqualTo(200);
+      Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> TestDatabase.queryLong(Wire.db(),
+          "SELECT count(*) FROM queen.timers WHERE queue = '" + q + "'") == 0);
+      assertThat(n.get("/api/v1/pop/queue/" + q + "?batch=10&autoAck=true", tb).status()).as("b's queue")
+          .isEqualTo(204);
+      var popped = n.get("/api/v1/pop/queue/" + q + "?batch=10&autoAck=true", ta);
+      assertThat(popped.status()).as("a's queue").isEqualTo(200);
+      assertThat(popped.json().getJsonArray("messages").getJsonObject(0).getString("data")).isEqualTo("a's");
+    }
+  }
+
   /** Every {@code queen_timers_*} sample of one scrape. */
   static Map<String, Double> scrape(TestNode n) {
     Map<String, Double> out = new HashMap<>();
