@@ -14,7 +14,11 @@ const PAGES = {
   messages: ['Messages', () => import('./pages/messages.js')],
   dlq: ['Dead letters', () => import('./pages/dlq.js')],
   groups: ['Consumer groups', () => import('./pages/groups.js')],
+  consumers: ['Consumers', () => import('./pages/consumers.js')],
   traces: ['Traces', () => import('./pages/traces.js')],
+  kv: ['Key-value', () => import('./pages/kv.js')],
+  timers: ['Timers', () => import('./pages/timers.js')],
+  locks: ['Locks', () => import('./pages/locks.js')],
   system: ['System', () => import('./pages/system.js')],
 };
 const PERIOD_KEY = 'queen.refreshSeconds';

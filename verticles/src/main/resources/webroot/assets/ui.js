@@ -162,3 +162,48 @@ export function drawer(title) {
 export function link(href, text, attrs = {}) {
   return h('a', { href, ...attrs }, text);
 }
+
+/**
+ * A button that asks before it acts: the first click turns it into the question with "Yes" and "No". While the
+ * question is open it is marked data-dirty, so the auto-refresh does not redraw it away.
+ */
+export function confirmButton(label, question, action, cls = '') {
+  const slot = h('span', { class: 'confirm' });
+  const quiet = (fn) => (e) => { e.stopPropagation(); fn(); };
+  const idle = () => clear(slot, h('button', { type: 'button', class: `danger ${cls}`.trim(), onclick: quiet(ask) }, label));
+  const ask = () => clear(slot, h('span', { 'data-dirty': '1' }, question, ' ',
+    h('button', { type: 'button', class: 'danger confirm-yes', onclick: quiet(action) }, 'Yes'), ' ',
+    h('button', { type: 'button', class: 'confirm-no', onclick: quiet(idle) }, 'No')));
+  idle();
+  return slot;
+}
+
+/**
+ * Keyset paging, as the key-value and timer listings page (an exclusive `after` cursor, the answer's nextAfter):
+ * trail holds the cursor of every page up to the one shown (null for the first), so "back" needs no second cursor.
+ */
+export function keysetPager(trail, shown, nextAfter, go) {
+  const prev = h('button', { type: 'button', class: 'prev', disabled: trail.length < 2 || null,
+    onclick: () => { trail.pop(); go(); } }, '← Back');
+  const next = h('button', { type: 'button', class: 'next', disabled: !nextAfter || null,
+    onclick: () => { trail.push(nextAfter); go(); } }, 'Next →');
+  return h('div', { class: 'pager' }, prev,
+    h('span', { class: 'muted' }, shown ? `page ${trail.length}, ${shown} row${shown === 1 ? '' : 's'}` : 'no rows'), next);
+}
+
+/**
+ * The frame of a listing searched by prefix and paged by key: the heading, a filter form (the `before` fields, then
+ * the prefix), an optional note, an outcome slot and the list's card. A search starts again at the first page.
+ * Answers {prefix, out, list, trail}; load is the page's own loader.
+ */
+export function prefixFrame(main, { id, title, label, placeholder, prefix, before = null, note = null }, load) {
+  const input = h('input', { id: id + '-prefix', placeholder, value: prefix || '' });
+  const out = h('div', { id: id + '-outcome', 'aria-live': 'polite' });
+  const list = h('div', { id: id + '-list' });
+  const trail = [null];
+  clear(main, h('h1', null, title),
+    h('form', { class: 'filters', onsubmit: (e) => { e.preventDefault(); trail.splice(1); clear(out); load(); } },
+      before, h('label', null, label, input), h('button', { type: 'submit', class: 'primary', id: id + '-apply' }, 'Search')),
+    note ? h('p', { class: 'muted' }, note) : null, out, h('section', { class: 'card' }, list));
+  return { prefix: input, out, list, trail };
+}

@@ -51,6 +51,10 @@ class DashboardPagesIT {
     settles("groups?name=" + group, "Consumer group");
     browser.waitText("section[data-queue='" + q + "'] td.lag", "1");
     settles("traces", "Traces");
+    settles("consumers", "Consumers");
+    settles("kv", "Key-value");
+    settles("timers?queue=" + q, "Timers");
+    settles("locks", "Locks");
     settles("system", "System");
     browser.waitText("#switches", "Push maintenance is off");
     browser.waitFor("#spool tr[data-spool-node='" + node.node().config().serverId() + "']");

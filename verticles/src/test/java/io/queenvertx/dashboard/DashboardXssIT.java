@@ -98,6 +98,33 @@ class DashboardXssIT {
   }
 
   @Test
+  void keysValuesConsumerRecordsAndLockOwnersAreShownLiterally() {
+    String ns = "xss-" + UUID.randomUUID().toString().substring(0, 8);
+    String key = "k-<b>bold</b>-" + XSS;
+    Fixtures.kv(node, new JsonObject().put("op", "put").put("ns", ns).put("key", key).put("value", XSS)
+        .put("forever", true));
+    String instance = Fixtures.hex32();
+    Fixtures.supervise(node, "xss-app", instance, XSS + "<b>bold</b>", System.currentTimeMillis() / 1000, "running", 1);
+    String lock = "xss-lock-" + instance.substring(0, 8) + "<b>bold</b>";
+    var r = node.post("/api/v1/locks", new JsonObject().put("operations", new JsonArray().add(new JsonObject()
+        .put("op", "acquire").put("name", lock).put("ttlSeconds", 600).put("owner", XSS))));
+    assertThat(r.status()).as("%s", r.body()).isEqualTo(200);
+
+    browser.page("kv?ns=" + ns);
+    browser.waitText("#kv-list", "k-<b>bold</b>-<img src=x onerror=");
+    assertInert("the key-value page");
+    browser.waitFor("#kv-list tr[data-key] td").click();
+    browser.waitText("#drawer pre.payload", "onerror");
+    assertInert("the key-value drawer");
+    browser.page("consumers");
+    browser.until(d -> text("tr[data-instance='" + instance + "']").contains(XSS + "<b>bold</b>"));
+    assertInert("the consumers page");
+    browser.page("locks?prefix=" + java.net.URLEncoder.encode(lock, java.nio.charset.StandardCharsets.UTF_8));
+    browser.until(d -> text("#locks-list").contains(lock) && text("#locks-list").contains(XSS));
+    assertInert("the locks page");
+  }
+
+  @Test
   void theAppIsServedUnderAPolicyWithoutInlineScript() {
     for (String path : new String[] {"/", "/dlq"}) {
       var r = node.get(path);

@@ -49,6 +49,46 @@ final class Fixtures {
     return io.queenvertx.testing.Wire.dlqCountOfQueue(db(node), queue);
   }
 
+  static String hex32() {
+    return java.util.UUID.randomUUID().toString().replace("-", "");
+  }
+
+  /** One POST /api/v1/kv with these operations; its results (the call must answer 200). */
+  static JsonArray kv(TestNode node, JsonObject... ops) {
+    var r = node.post("/api/v1/kv", new JsonObject().put("operations", new JsonArray(java.util.List.of((Object[]) ops))));
+    if (r.status() != 200) throw new IllegalStateException("kv answered " + r.status() + ": " + r.body());
+    return r.json().getJsonArray("results");
+  }
+
+  /**
+   * Writes a supervision record as Queen's 2.x JavaScript consumer does (consumer/Supervision.js): one POST /api/v1/kv
+   * with the head and one chunk, 60 s TTL, both of which must be applied; the heartbeat is {@code updatedAt}.
+   */
+  static void supervise(TestNode node, String group, String instance, String hostname, long updatedAt, String state,
+      int busy) {
+    JsonObject doc = new JsonObject().put("schema", "queen.consumer.status/v1").put("instance_id", instance)
+        .put("engine", "js").put("execution_model", "async-tasks").put("hostname", hostname)
+        .put("pid", 4242).put("state", state).put("updated_at_epoch", updatedAt).put("started_at_epoch", updatedAt - 600)
+        .put("uptime_seconds", 600).put("configuration", new JsonObject().put("heartbeat_timeout", 30))
+        .put("pool_status", new JsonArray().add(new JsonObject().put("name", "consumer").put("queue", "orders-" + group)
+            .putNull("namespace").putNull("task").put("consumer_group", "billing").put("desired", 8).put("running", 8)
+            .put("busy", busy).put("completed", 1234).put("failed", 5).put("last_completed_at_epoch", updatedAt)
+            .putNull("oldest_inflight_seconds")));
+    byte[] bytes = doc.encode().getBytes(StandardCharsets.UTF_8);
+    String write = hex32();
+    String slot = group + "/" + instance;
+    JsonArray results = kv(node,
+        new JsonObject().put("op", "put").put("ns", "queen-supervisor").put("key", slot + "/head").put("value",
+            new JsonObject().put("format", "queen.supervisor.remote-status/v1").put("write", write).put("chunks", 1)
+                .put("bytes", bytes.length)).put("ttlSeconds", 60),
+        new JsonObject().put("op", "put").put("ns", "queen-supervisor").put("key", slot + "/chunk/0000").put("value",
+            new JsonObject().put("write", write).put("index", 0).put("data", Base64.getEncoder().encodeToString(bytes)))
+            .put("ttlSeconds", 60));
+    if (results.size() != 2 || !results.stream().allMatch(r -> ((JsonObject) r).getBoolean("applied"))) {
+      throw new IllegalStateException("supervision write not applied: " + results);
+    }
+  }
+
   /** An HS256 token with the given role. */
   static String token(String secret, String role) {
     String header = b64("{\"alg\":\"HS256\",\"typ\":\"JWT\"}");
