@@ -21,6 +21,10 @@ class ErrorContractIT {
         Map.of("error", "Not Found", "code", "no_such_route"));
     assertThat(node.get("/api").json().getString("code")).isEqualTo("no_such_route");
     assertThat(node.get("/auth/whatever").json().getString("code")).isEqualTo("no_such_route");
+    // Queen 2's streams API is not offered: a 2.x client gets the JSON 404, not the dashboard's page
+    var streams = node.get("/streams/v1/streams");
+    assertThat(streams.status()).isEqualTo(404);
+    assertThat(streams.json().getString("code")).isEqualTo("no_such_route");
   }
 
   @Test

@@ -179,14 +179,14 @@ public final class ErrorContract {
   }
 
   /**
-   * The fallback behind every route (API.md §1.5): JSON 404 {@code no_such_route} under /api and /auth and for any
+   * The fallback behind every route (API.md §1.5): JSON 404 {@code no_such_route} under /api, /auth and /streams (Queen 2's streams API, not offered) and for any
    * method other than GET/HEAD or a percent-encoded path; any other GET or HEAD is a client-side route of the
    * dashboard and gets its index.html.
    */
   public static void fallback(RoutingContext ctx) {
     String path = routedPath(ctx);
     HttpMethod m = ctx.request().method();
-    boolean api = path.equals("/api") || path.startsWith("/api/") || path.equals("/auth") || path.startsWith("/auth/");
+    boolean api = under(path, "/api") || under(path, "/auth") || under(path, "/streams"); // /streams: Queen 2's, not ours
     // a client-side route of the dashboard is plain text: a percent-encoded path is never one, so a spelling such as
     // /assets%2f..%2fapi/... gets the 404 rather than a page that looks like an answer
     boolean encoded = ctx.request().path() != null && ctx.request().path().indexOf('%') >= 0;
@@ -195,6 +195,10 @@ public final class ErrorContract {
     } else {
       DashboardRoutes.index(ctx);
     }
+  }
+
+  private static boolean under(String path, String root) {
+    return path.equals(root) || path.startsWith(root + "/");
   }
 
   /**
