@@ -128,3 +128,66 @@ AS $$
           AND s0.created_at >= (e.v ->> 'timestamp')::timestamptz
         ORDER BY s0.base_offset LIMIT 1) s ON true
 $$;
+
+-- POST /api/v1/fetch: records by offset (queen2-contract.md §7). p_entries: [{queue, partition, offset (>= 0),
+-- maxBytes (>= 1)}]. One row per slice of a segment to deliver, in entry order then offset order: the segments from
+-- the one covering offset, while their stored bytes stay within the entry's maxBytes and the call's p_max_total (the
+-- first segment of an entry is always delivered). An entry with nothing to deliver has one row without a segment
+-- (base_offset NULL): its error (UNKNOWN_TOPIC_OR_PARTITION; OFFSET_OUT_OF_RANGE for an offset below log_start or
+-- above last_offset + 1), or none when offset = last_offset + 1. No lease, no cursor: a read.
+CREATE OR REPLACE FUNCTION queen.log_fetch(p_tenant uuid, p_entries jsonb, p_max_total bigint)
+RETURNS TABLE (entry_idx integer, partition_id uuid, high bigint, log_start bigint, error text,
+               base_offset bigint, start_idx integer, take integer, created_at timestamptz, blob bytea)
+LANGUAGE plpgsql STABLE
+AS $$
+DECLARE
+    v_tenant uuid := COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001');
+    v_e      record;
+    v_p      record;
+    v_off    bigint;
+    v_max    bigint;
+    v_left   bigint := GREATEST(COALESCE(p_max_total, 67108864), 1);
+    v_used   bigint;
+    v_any    boolean;
+    v_s      record;
+BEGIN
+    FOR v_e IN SELECT e.v, e.ord::integer AS ord FROM jsonb_array_elements(p_entries) WITH ORDINALITY AS e(v, ord) LOOP
+        SELECT p.id, p.last_offset, p.log_start INTO v_p
+        FROM queen.queues q JOIN queen.log_partitions p ON p.queue_id = q.id
+        WHERE q.tenant_id = v_tenant AND q.name = v_e.v ->> 'queue' AND p.name = v_e.v ->> 'partition';
+        entry_idx := v_e.ord; partition_id := v_p.id; high := v_p.last_offset + 1; log_start := v_p.log_start;
+        base_offset := NULL; start_idx := NULL; take := NULL; created_at := NULL; blob := NULL; error := NULL;
+        IF v_p.id IS NULL THEN
+            error := 'UNKNOWN_TOPIC_OR_PARTITION'; high := NULL; log_start := NULL;
+            RETURN NEXT; CONTINUE;
+        END IF;
+        v_off := (v_e.v ->> 'offset')::bigint;
+        IF v_off < v_p.log_start OR v_off > v_p.last_offset + 1 THEN
+            error := 'OFFSET_OUT_OF_RANGE';
+            RETURN NEXT; CONTINUE;
+        END IF;
+        v_max := GREATEST(COALESCE((v_e.v ->> 'maxBytes')::bigint, 1048576), 1);
+        v_used := 0; v_any := false;
+        FOR v_s IN
+            SELECT s.base_offset AS b, s.end_offset AS en, s.created_at AS c, s.blob AS bl
+            FROM queen.log_segments s
+            WHERE s.partition_id = v_p.id AND s.end_offset >= v_off
+              AND s.base_offset >= COALESCE((SELECT s0.base_offset FROM queen.log_segments s0
+                                             WHERE s0.partition_id = v_p.id AND s0.base_offset <= v_off
+                                             ORDER BY s0.base_offset DESC LIMIT 1), v_off)
+            ORDER BY s.base_offset
+        LOOP
+            EXIT WHEN v_any AND (v_used + octet_length(v_s.bl) > v_max OR octet_length(v_s.bl) > v_left);
+            base_offset := v_s.b; start_idx := GREATEST(v_off - v_s.b, 0)::integer;
+            take := (v_s.en - GREATEST(v_s.b, v_off) + 1)::integer; created_at := v_s.c; blob := v_s.bl;
+            RETURN NEXT;
+            v_any := true;
+            v_used := v_used + octet_length(v_s.bl);
+            v_left := v_left - octet_length(v_s.bl);
+        END LOOP;
+        IF NOT v_any THEN
+            RETURN NEXT;                              -- offset = high (or a retention gap): empty, no error
+        END IF;
+    END LOOP;
+END;
+$$;

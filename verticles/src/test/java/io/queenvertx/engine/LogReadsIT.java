@@ -159,4 +159,43 @@ class LogReadsIT {
 
     assertThat(Wire.cursor(pid, group)).as("reads move no cursor").isEqualTo(before);
   }
+
+  @Test
+  void fetchReadsRecordsByOffsetWithoutMovingACursor() {
+    String q = fixture("reads-fetch");
+    String group = "g" + Wire.shortId();
+    // a group that read nothing yet: its cursor must not move through a fetch
+    assertThat(node.get("/api/v1/pop/queue/" + q + "/partition/p2?consumerGroup=" + group
+        + "&subscriptionMode=all&commitOnDelivery=true").status()).isEqualTo(200);
+    String pid = Wire.partitionId(q, "p1");
+    var before = Wire.cursor(pid, group);
+    JsonArray got = ok(node.post("/api/v1/fetch", new JsonObject().put("maxWaitMs", 0).put("entries", new JsonArray()
+        .add(new JsonObject().put("queue", q).put("partition", "p1").put("offset", 1))
+        .add(new JsonObject().put("queue", q).put("partition", "p1").put("offset", 3))
+        .add(new JsonObject().put("queue", q).put("partition", "p1").put("offset", 4))
+        .add(new JsonObject().put("queue", q).put("partition", "p9").put("offset", 0))))).getJsonArray("entries");
+    JsonObject e0 = got.getJsonObject(0);
+    assertThat(e0.getLong("highWatermark")).isEqualTo(3);
+    assertThat(e0.getLong("logStartOffset")).isZero();
+    assertThat(e0.getJsonArray("records")).extracting(o -> ((JsonObject) o).getLong("offset")).containsExactly(1L, 2L);
+    assertThat(e0.getJsonArray("records")).extracting(o -> ((JsonObject) o).getString("transactionId"))
+        .containsExactly("a2", "a3");
+    assertThat(e0.getJsonArray("records").getJsonObject(1).getValue("payload")).isEqualTo(3);
+    assertThat(e0.getJsonArray("records").getJsonObject(0).getString("ts")).endsWith("Z");
+    assertThat(e0.containsKey("error")).isFalse();
+    assertThat(got.getJsonObject(1).getJsonArray("records")).as("offset = highWatermark: valid, empty").isEmpty();
+    assertThat(got.getJsonObject(1).containsKey("error")).isFalse();
+    assertThat(got.getJsonObject(2).getString("error")).isEqualTo("OFFSET_OUT_OF_RANGE");
+    assertThat(got.getJsonObject(3).getString("error")).isEqualTo("UNKNOWN_TOPIC_OR_PARTITION");
+    // maxBytes of 1: the first segment is still delivered, and only it (the pushes made two segments)
+    JsonArray small = ok(node.post("/api/v1/fetch", new JsonObject().put("entries", new JsonArray().add(
+        new JsonObject().put("queue", q).put("partition", "p1").put("offset", 0).put("maxBytes", 1)))))
+        .getJsonArray("entries").getJsonObject(0).getJsonArray("records");
+    assertThat(small).extracting(o -> ((JsonObject) o).getString("transactionId")).containsExactly("a1", "a2");
+    refused(node.post("/api/v1/fetch", new JsonObject().put("entries", new JsonArray().add(
+        new JsonObject().put("queue", q).put("offset", -1)))), "entries[0].offset");
+    refused(node.post("/api/v1/fetch", new JsonObject().put("maxWaitMs", "soon").put("entries", new JsonArray().add(
+        new JsonObject().put("queue", q).put("offset", 0)))), "maxWaitMs");
+    assertThat(Wire.cursor(pid, group)).as("a fetch moves no cursor").isEqualTo(before);
+  }
 }

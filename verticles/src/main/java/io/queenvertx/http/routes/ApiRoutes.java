@@ -22,6 +22,7 @@ public final class ApiRoutes {
     MetricsRoutes.mount(routes, node);
     QueueRoutes.mount(routes, node, vertx);
     LogReadRoutes.mount(routes, node);
+    FetchRoutes.mount(routes, node, vertx);
     StatusRoutes.mount(routes, node);
     AnalyticsRoutes.mount(routes, node, vertx);
     ConsumerGroupRoutes.mount(routes, node, vertx);
