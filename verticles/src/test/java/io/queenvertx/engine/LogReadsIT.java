@@ -198,4 +198,25 @@ class LogReadsIT {
         new JsonObject().put("queue", q).put("offset", 0)))), "maxWaitMs");
     assertThat(Wire.cursor(pid, group)).as("a fetch moves no cursor").isEqualTo(before);
   }
+
+  @Test
+  void aFetchAtTheHighWatermarkWaitsUpToMaxWaitMsForARecord() throws Exception {
+    String q = fixture("reads-fetch-wait");
+    var later = java.util.concurrent.CompletableFuture.runAsync(() -> {
+      org.awaitility.Awaitility.await().pollDelay(java.time.Duration.ofMillis(300)).until(() -> true);
+      assertThat(push(node, item(q, "p1", 9, "late")).status()).isEqualTo(201);
+    });
+    long t0 = System.nanoTime();
+    JsonObject e = ok(node.post("/api/v1/fetch", new JsonObject().put("maxWaitMs", 10_000).put("entries",
+        new JsonArray().add(new JsonObject().put("queue", q).put("partition", "p1").put("offset", 3)))))
+        .getJsonArray("entries").getJsonObject(0);
+    later.get();
+    assertThat(e.getJsonArray("records")).extracting(o -> ((JsonObject) o).getString("transactionId"))
+        .containsExactly("late");
+    assertThat((System.nanoTime() - t0) / 1_000_000).as("answered once the record came").isLessThan(9_000);
+    // without maxWaitMs the same empty read answers at once
+    assertThat(ok(node.post("/api/v1/fetch", new JsonObject().put("entries", new JsonArray().add(
+        new JsonObject().put("queue", q).put("partition", "p1").put("offset", 4))))).getJsonArray("entries")
+        .getJsonObject(0).getJsonArray("records")).isEmpty();
+  }
 }

@@ -25,14 +25,16 @@ import java.util.List;
 /**
  * {@code POST /api/v1/fetch} (queen2-contract.md §7): records by offset, Kafka-style. The slices come from
  * {@code queen.log_fetch} on the read pool and are decoded by the segment decoder ({@code DECODE}); no lease is taken
- * and no cursor moves. {@code maxWaitMs} and {@code minBytes} are validated and clamped, but the answer is immediate:
- * this node does not park a fetch.
+ * and no cursor moves. While the records found weigh less than {@code minBytes} (1) of payload, the fetch is read
+ * again every {@value #REPOLL_MS} ms until {@code maxWaitMs} (0, at most 30 s) has passed (a timer, no thread held).
  */
 final class FetchRoutes {
   static final int MAX_ENTRIES = 1024;
   static final long DEFAULT_MAX_BYTES = 1L << 20;
   static final long MAX_BYTES = 8L << 20;
   static final long MAX_TOTAL = 64L << 20;
+  static final long MAX_WAIT_MS = 30_000;
+  static final long REPOLL_MS = 100;
 
   private FetchRoutes() {}
 
@@ -64,13 +66,30 @@ final class FetchRoutes {
       out.add(new JsonObject().put("queue", LogReadRoutes.queue(e, at))
           .put("partition", LogReadRoutes.partition(e, at)).put("offset", o.longValue()).put("maxBytes", maxBytes));
     }
-    node.db().readSegments().fetch(Tenancy.of(ctx), out, MAX_TOTAL)
-        .compose(slices -> render(vertx, out, slices))
-        .onSuccess(body -> ErrorContract.send(ctx, 200, body))
+    long wait = b.getValue("maxWaitMs") == null ? 0 : Math.min(b.getLong("maxWaitMs"), MAX_WAIT_MS);
+    long minBytes = b.getValue("minBytes") == null ? 1 : b.getLong("minBytes");
+    attempt(ctx, node, vertx, out, System.currentTimeMillis() + wait, minBytes);
+  }
+
+  private static void attempt(RoutingContext ctx, NodeContext node, Vertx vertx, JsonArray entries, long deadline,
+                              long minBytes) {
+    node.db().readSegments().fetch(Tenancy.of(ctx), entries, MAX_TOTAL)
+        .compose(slices -> render(vertx, entries, slices))
+        .onSuccess(r -> {
+          long left = deadline - System.currentTimeMillis();
+          if (r.bytes() >= minBytes || left <= 0 || ctx.response().closed()) {
+            ErrorContract.send(ctx, 200, r.body());
+          } else {
+            vertx.setTimer(Math.min(REPOLL_MS, left), t -> attempt(ctx, node, vertx, entries, deadline, minBytes));
+          }
+        })
         .onFailure(e -> ctx.fail(e instanceof ApiError ? e : ApiError.prefixed(500, "fetch failed: ", e)));
   }
 
-  private static Future<JsonObject> render(Vertx vertx, JsonArray entries, List<FetchSlice> slices) {
+  /** An answer and the payload bytes of its records. */
+  private record Rendered(JsonObject body, long bytes) {}
+
+  private static Future<Rendered> render(Vertx vertx, JsonArray entries, List<FetchSlice> slices) {
     List<Future<DecodedFrames>> decoded = new ArrayList<>(slices.size());
     for (FetchSlice s : slices) {
       decoded.add(s.blob() == null ? Future.succeededFuture(null) : Requests.request(vertx, Addresses.DECODE,
@@ -78,6 +97,7 @@ final class FetchRoutes {
     }
     return Future.all(decoded).map(all -> {
       JsonArray answer = new JsonArray();
+      long bytes = 0;
       JsonObject current = null;
       int entry = 0;
       for (int i = 0; i < slices.size(); i++) {
@@ -96,6 +116,7 @@ final class FetchRoutes {
         String ts = Timestamps.micros(s.createdAt());
         for (int k = 0; k < f.frames().size(); k++) {
           byte[] p = f.payloads().get(k);
+          bytes += p == null ? 4 : p.length;
           current.getJsonArray("records").add(new JsonObject()
               .put("offset", s.baseOffset() + s.start() + k)
               .put("transactionId", f.frames().get(k).transactionId())
@@ -103,7 +124,7 @@ final class FetchRoutes {
               .put("ts", ts));
         }
       }
-      return new JsonObject().put("entries", answer);
+      return new Rendered(new JsonObject().put("entries", answer), bytes);
     });
   }
 }
