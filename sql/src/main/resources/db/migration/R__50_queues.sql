@@ -280,3 +280,64 @@ LANGUAGE sql STABLE
 AS $$
     SELECT q.tenant_id FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id WHERE p.id = p_pid
 $$;
+
+-- GET /api/v1/resources/partitions?queue=&limit= (queen2-contract.md §7): the tenant's partitions (of one queue when
+-- p_queue is given), the most pending first, at most p_limit. pending/processing are _log_partition_stats' (the
+-- queue-mode cursor, as the queue detail); lagSeconds is the age of the oldest message the slowest cursor of any group
+-- has not consumed (the created_at of the segment covering min(committed) + 1), null when every cursor is caught up
+-- or the partition has none. A named queue that does not exist is {"error":"Queue not found"}.
+CREATE OR REPLACE FUNCTION queen.resources_partitions(p_tenant uuid, p_queue text, p_limit integer)
+RETURNS jsonb
+LANGUAGE plpgsql STABLE
+AS $$
+DECLARE
+    v_tenant uuid := COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001');
+    v_limit  integer := LEAST(GREATEST(COALESCE(p_limit, 610), 1), 10000);
+    v_out    jsonb;
+BEGIN
+    IF p_queue IS NOT NULL AND (queen._log_queue(v_tenant, p_queue)).id IS NULL THEN
+        RETURN jsonb_build_object('error', 'Queue not found');
+    END IF;
+    SELECT COALESCE(jsonb_agg(jsonb_build_object(
+               'queue', x.qname, 'partition', x.pname, 'partitionId', x.pid, 'pending', x.pending,
+               'processing', x.processing, 'lagSeconds', x.lag) ORDER BY x.pending DESC, x.qname, x.pname), '[]')
+    INTO v_out
+    FROM (
+        SELECT q.name::text AS qname, s.pid, s.pname, s.pending, s.processing,
+               (SELECT round(extract(epoch FROM clock_timestamp() - sg.created_at)::numeric, 3)
+                FROM (SELECT min(c.committed) AS low FROM queen.log_consumers c WHERE c.partition_id = s.pid) m
+                CROSS JOIN LATERAL (
+                    SELECT s0.created_at FROM queen.log_segments s0
+                    WHERE s0.partition_id = s.pid AND s0.base_offset <= m.low + 1 AND s0.end_offset > m.low
+                    ORDER BY s0.base_offset DESC LIMIT 1) sg) AS lag
+        FROM queen.queues q
+        CROSS JOIN LATERAL queen._log_partition_stats(q.id) s
+        WHERE q.tenant_id = v_tenant AND (p_queue IS NULL OR q.name = p_queue)
+        ORDER BY s.pending DESC, q.name, s.pname
+        LIMIT v_limit
+    ) x;
+    RETURN jsonb_build_object('partitions', v_out);
+END;
+$$;
+
+-- GET /api/v1/resources/queues/:queue/sizes (queen2-contract.md §7, our shape): what the queue holds, summed over its
+-- partitions by _log_partition_stats: retained messages and stored bytes, the oldest and newest segment times.
+CREATE OR REPLACE FUNCTION queen.queue_sizes(p_tenant uuid, p_queue text)
+RETURNS jsonb
+LANGUAGE plpgsql STABLE
+AS $$
+DECLARE
+    v_q queen.queues;
+    v_r record;
+BEGIN
+    v_q := queen._log_queue(p_tenant, p_queue);
+    IF v_q.id IS NULL THEN
+        RETURN jsonb_build_object('error', 'Queue not found');
+    END IF;
+    SELECT count(*) AS parts, COALESCE(sum(s.seg_msgs), 0) AS msgs, COALESCE(sum(s.bytes), 0) AS bytes,
+           min(s.oldest) AS oldest, max(s.newest) AS newest
+    INTO v_r FROM queen._log_partition_stats(v_q.id) s;
+    RETURN jsonb_build_object('queue', v_q.name, 'partitions', v_r.parts, 'messages', v_r.msgs, 'bytes', v_r.bytes,
+                              'oldestAt', queen._log_ts(v_r.oldest), 'newestAt', queen._log_ts(v_r.newest));
+END;
+$$;

@@ -199,3 +199,31 @@ AS $$
      AND m.partition_name = '' AND m.namespace = '' AND m.task = ''
     WHERE q.tenant_id = COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001') AND q.name = p_queue
 $$;
+
+-- POST /api/v1/consumer-groups/positions (queen2-contract.md §7): where the group reads next on each partition
+-- (committed + 1), null without a cursor. p_entries: a JSON array of {queue, partition} (the broker validated it), or
+-- NULL for every position the group has on the tenant's partitions.
+CREATE OR REPLACE FUNCTION queen.consumer_group_positions(p_tenant uuid, p_group text, p_entries jsonb)
+RETURNS jsonb
+LANGUAGE sql STABLE
+AS $$
+    SELECT jsonb_build_object('consumerGroup', p_group, 'entries', COALESCE((
+        SELECT jsonb_agg(jsonb_build_object('queue', x.queue, 'partition', x.partition, 'offset', x.pos,
+                                            'metadata', '') ORDER BY x.ord)
+        FROM (
+            SELECT e.ord, e.v ->> 'queue' AS queue, e.v ->> 'partition' AS partition, c.committed + 1 AS pos
+            FROM jsonb_array_elements(p_entries) WITH ORDINALITY AS e(v, ord)
+            LEFT JOIN queen.queues q ON q.tenant_id = COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001')
+                                    AND q.name = e.v ->> 'queue'
+            LEFT JOIN queen.log_partitions p ON p.queue_id = q.id AND p.name = e.v ->> 'partition'
+            LEFT JOIN queen.log_consumers c ON c.partition_id = p.id AND c.consumer_group = p_group
+            WHERE p_entries IS NOT NULL
+            UNION ALL
+            SELECT row_number() OVER (ORDER BY q.name, p.name), q.name, p.name, c.committed + 1
+            FROM queen.log_consumers c
+            JOIN queen.log_partitions p ON p.id = c.partition_id
+            JOIN queen.queues q ON q.id = p.queue_id
+            WHERE p_entries IS NULL AND c.consumer_group = p_group
+              AND q.tenant_id = COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001')
+        ) x), '[]'::jsonb))
+$$;

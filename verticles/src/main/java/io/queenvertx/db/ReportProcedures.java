@@ -37,7 +37,12 @@ public final class ReportProcedures {
     ANALYTICS_PARTITION_LIVENESS("analytics_partition_liveness", 4),
     ANALYTICS_POSTGRES_STATS("analytics_postgres_stats", 0),
     TRACE_NAMES("trace_names", 3),
-    TRACES_BY_NAME("traces_by_name", 4);
+    TRACES_BY_NAME("traces_by_name", 4),
+    RESOURCES_PARTITIONS("resources_partitions", 3),
+    QUEUE_SIZES("queue_sizes", 2),
+    CONSUMER_GROUP_POSITIONS("consumer_group_positions", 3),
+    PARTITIONS_CHANGED("partitions_changed", 2),
+    FETCH_OFFSETS("fetch_offsets", 2);
 
     final String sql;
     final int arity;

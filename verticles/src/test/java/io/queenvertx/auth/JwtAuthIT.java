@@ -44,7 +44,7 @@ class JwtAuthIT {
   void noTokenIs401AuthenticationRequiredEvenOnAnUnknownRoute() {
     var r = node.get("/api/v1/resources/queues");
     assertThat(r.status()).isEqualTo(401);
-    assertThat(r.json().getMap()).isEqualTo(Map.of("error", "Authentication required"));
+    assertThat(r.json().getMap()).isEqualTo(Map.of("error", "Authentication required", "code", "unauthorized"));
     assertThat(node.get("/api/v1/nope").status()).isEqualTo(401);
   }
 
@@ -100,7 +100,7 @@ class JwtAuthIT {
         "/api/v1/dlq"}) {
       var r = node.get(path, wo);
       assertThat(r.status()).as(path).isEqualTo(403);
-      assertThat(r.json().getMap()).isEqualTo(Map.of("error", "Insufficient permissions"));
+      assertThat(r.json().getMap()).isEqualTo(Map.of("error", "Insufficient permissions", "code", "forbidden"));
     }
     assertThat(node.post("/api/v1/ack", new JsonObject().put("transactionId", "t")
         .put("partitionId", UUID.randomUUID().toString()), wo).status()).isEqualTo(403);

@@ -165,7 +165,7 @@ class DlqListIT {
     String pid = Wire.pushToDefault(node, q, 1, "x");
     insertRows(pid, "g", 2, "0");
     JsonObject refusal = new JsonObject().put("success", false).put("error", "queue is required")
-        .put("message", "Bulk DLQ purge requires an exact queue name");
+        .put("message", "Bulk DLQ purge requires an exact queue name").put("code", "bad_request");
     for (String path : new String[] {"/api/v1/dlq", "/api/v1/dlq?queue=", "/api/v1/dlq?consumerGroup=g"}) {
       Reply r = node.delete(path);
       assertThat(r.status()).as("DELETE %s answered %s", path, r.body()).isEqualTo(400);

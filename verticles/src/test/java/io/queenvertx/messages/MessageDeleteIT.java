@@ -25,7 +25,7 @@ class MessageDeleteIT {
 
   static JsonObject notFound(String pid, String txn) {
     return new JsonObject().put("success", false).put("partitionId", pid).put("transactionId", txn)
-        .put("error", "Message not found").put("message", Wire.NO_DLQ_ROW_DELETE);
+        .put("error", "Message not found").put("message", Wire.NO_DLQ_ROW_DELETE).put("code", "not_found");
   }
 
   @Test

@@ -31,7 +31,7 @@ class MessageRetryIT {
 
   static JsonObject gone(String pid, String txn) {
     return new JsonObject().put("success", false).put("partitionId", pid).put("transactionId", txn)
-        .put("error", "Message not found").put("message", Wire.NO_DLQ_ROW_RETRY);
+        .put("error", "Message not found").put("message", Wire.NO_DLQ_ROW_RETRY).put("code", "not_found");
   }
 
   static long lastOffset(String pid) {
@@ -124,7 +124,7 @@ class MessageRetryIT {
     assertThat(r.status()).as("retry of a live message answered %s", r.body()).isEqualTo(404);
     JsonObject body = r.json();
     assertThat(body.fieldNames()).as("the same 404 shape as DELETE")
-        .containsExactlyInAnyOrder("success", "partitionId", "transactionId", "error", "message");
+        .containsExactlyInAnyOrder("success", "partitionId", "transactionId", "error", "message", "code");
     assertThat(body).isEqualTo(gone(pid, "live-1"));
     assertThat(Wire.frames(pid)).isEqualTo(frames);
   }

@@ -45,7 +45,7 @@ class JwtClaimTypesIT {
   static void assertBadToken(JsonObject claims) {
     var r = call(claims);
     assertThat(r.status()).as(claims.encode()).isEqualTo(401);
-    assertThat(r.json().getMap()).as(claims.encode()).isEqualTo(Map.of("error", "Bad token header"));
+    assertThat(r.json().getMap()).as(claims.encode()).isEqualTo(Map.of("error", "Bad token header", "code", "unauthorized"));
   }
 
   @Test

@@ -59,6 +59,13 @@ class ManagementInputIT {
     return Map.of("x-queen-tenant", UUID.randomUUID().toString());
   }
 
+  /** A name over its limit: 413 name_too_long (queen2-contract.md §1.1), naming the field. */
+  static void assertNameTooLong(Reply r, String field) {
+    assertThat(r.status()).as(r.body()).isEqualTo(413);
+    assertThat(r.json().getString("error")).as(r.body()).startsWith(field + " ");
+    assertThat(r.json().getString("code")).isEqualTo("name_too_long");
+  }
+
   static void assert400(Reply r, String field) {
     assertThat(r.status()).as(r.body()).isEqualTo(400);
     assertThat(r.json().getString("error")).as(r.body()).startsWith(field + " ").doesNotContain("ERROR:");
@@ -115,7 +122,7 @@ class ManagementInputIT {
   }
 
   @Test
-  void aTraceOfAMessageWithAnOverlongTransactionIdIs400NamingIt() {
+  void aTraceOfAMessageWithAnOverlongTransactionIdIs413NameTooLongNamingIt() {
     var h = tenant();
     String q = Wire.queue("trace-long");
     // 4,000 random hex characters: a valid push transaction id, too long for the trace address index
@@ -124,7 +131,7 @@ class ManagementInputIT {
     JsonObject pushed = Wire.pushOne(node, h, q, null, new JsonObject().put("n", 1), txn.toString());
     Reply r = node.post("/api/v1/traces", new JsonObject().put("transactionId", txn.toString())
         .put("partitionId", pushed.getString("partitionId")).put("data", new JsonObject().put("x", 1)), h);
-    assert400(r, "transactionId");
+    assertNameTooLong(r, "transactionId");
   }
 
   @Test
@@ -160,12 +167,12 @@ class ManagementInputIT {
   }
 
   @Test
-  void aPopOnANameLongerThanAQueueCanHaveIs400AndTheNodesStatsStillFlush() {
+  void aPopOnANameLongerThanAQueueCanHaveIs413AndTheNodesStatsStillFlush() {
     var h = tenant();
     StringBuilder longName = new StringBuilder();
     while (longName.length() < 3000) longName.append(UUID.randomUUID().toString().replace("-", ""));
-    assert400(node.get("/api/v1/pop/queue/" + longName + "?wait=false", h), "queue");
-    assert400(node.get("/api/v1/pop/queue/q/partition/" + longName + "?wait=false", h), "partition");
+    assertNameTooLong(node.get("/api/v1/pop/queue/" + longName + "?wait=false", h), "queue");
+    assertNameTooLong(node.get("/api/v1/pop/queue/q/partition/" + longName + "?wait=false", h), "partition");
     String q = Wire.queue("stats-after");
     Wire.pushOne(node, h, q, null, new JsonObject().put("n", 1), "s1");
 

@@ -21,6 +21,8 @@ public final class ApiRoutes {
     HealthRoutes.mount(routes, node.config(), node.db());
     MetricsRoutes.mount(routes, node);
     QueueRoutes.mount(routes, node, vertx);
+    LogReadRoutes.mount(routes, node);
+    FetchRoutes.mount(routes, node, vertx);
     StatusRoutes.mount(routes, node);
     AnalyticsRoutes.mount(routes, node, vertx);
     ConsumerGroupRoutes.mount(routes, node, vertx);
