@@ -77,6 +77,19 @@ class PopModesIT {
   }
 
   @Test
+  void aConflatingPopWithAutopilotKeepsTheBatchTheCallerSet() {
+    // what Queen's 2.x client sends for queue(q).group(g).conflation().batch(10).pop(): autopilot with its own batch
+    String q = Wire.queue("confap");
+    pushTo(q, "s1", "s1-a", "s1-b");
+    pushTo(q, "s2", "s2-a");
+    String group = "g" + Wire.shortId();
+    JsonObject p = ok(pop(node, q, "autopilot=true&batch=10&wait=false&consumerGroup=" + group
+        + "&subscriptionMode=all&conflation=true"));
+    assertThat(txns(p)).as("the newest of each partition, not one partition").containsExactlyInAnyOrder("s1-b", "s2-a");
+    assertThat(p.getJsonObject("autopilot").getInteger("batch")).isEqualTo(10);
+  }
+
+  @Test
   void aLeaseThatLapsesRedeliversTheNewestNotTheSuperseded() {
     String q = Wire.queue("conf-lapse");
     pushTo(q, null, "x1", "x2");

@@ -107,8 +107,12 @@ final class PopRoutes {
     int batch = sizing != null ? sizing.batch() : batchParam != null ? batchParam : 200;
     int partitions = sizing != null ? sizing.partitions() : partitionsParam != null ? partitionsParam : 1;
     if (conflation) {
-      // one message per partition: the partitions size a conflating pop (partitions when given, else batch), <= 64
-      partitions = Math.min(partitionsParam != null || sizing != null ? partitions : batch, 64);
+      // one message per partition: the partitions size a conflating pop (partitions when given, else the batch the
+      // caller set, else the autopilot's choice), <= 64; a size the caller set is never second-guessed (the 2.x
+      // client sends autopilot=true with its own batch when it names no partitions)
+      int asked = partitionsParam != null ? partitionsParam : batchParam != null ? batchParam
+          : sizing != null ? sizing.partitions() : batch;
+      partitions = Math.min(asked, 64);
       batch = partitions;
       if (sizing != null) sizing = new PopCommand.Autopilot(partitions, batch);
     }
