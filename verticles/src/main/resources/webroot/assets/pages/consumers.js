@@ -117,7 +117,7 @@ export async function render(main) {
         { title: 'Completed', num: true, cell: (r) => num(r.pool.completed) },
         { title: 'Failed', num: true, cell: (r) => num(r.pool.failed) },
         { title: 'Last heartbeat', cls: 'heartbeat', cell: heartbeat },
-        { title: 'State', cell: (r) => (r.doc ? r.doc.state : '') },
+        { title: 'State', cls: 'state', cell: (r) => (r.doc ? r.doc.state : '') },
       ], shown, (r) => ({ 'data-instance': r.instance, 'data-group': r.group, class: r.s && r.s.stale ? 'stale' : null,
         'data-stale': r.s ? String(r.s.stale) : null, title: `instance ${r.instance}` }),
       'No supervised consumer reports. Start a 2.x consumer with .supervision({group}) to see it here.');

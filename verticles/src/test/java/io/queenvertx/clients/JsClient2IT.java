@@ -57,7 +57,7 @@ class JsClient2IT {
 
   /** The 2.x client's npm project (also installed ahead by {@link NpmPrefetch}). */
   static JsClientProject project() {
-    return JsClientProject.find("clients-test/js2", "queen-mq-2.0.3.tgz");
+    return JsClientProject.js2();
   }
 
   @AfterAll

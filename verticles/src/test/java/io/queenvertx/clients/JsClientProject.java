@@ -23,8 +23,9 @@ import java.util.stream.Stream;
  *
  * <p>{@code npm ci} runs only when the lock, the client tarball or the node version changed since the last install (a
  * stamp file in {@code node_modules}); {@link NpmPrefetch} starts it in the background when a test JVM starts.
+ * Public for the tests of other packages that run a client script beside them ({@link #js2()}, {@link #start}).
  */
-final class JsClientProject {
+public final class JsClientProject {
   static final String TARBALL = "queen-mq-1.0.6.tgz";
   private static final String STAMP = ".queen-vertx-install-stamp";
 
@@ -49,6 +50,11 @@ final class JsClientProject {
   /** The 1.0.6 client's project of the checkout holding the working directory (Maven runs tests in the module folder). */
   static JsClientProject find() {
     return find("clients-test/js", TARBALL);
+  }
+
+  /** The 2.x client's project, {@code clients-test/js2} ({@code queen-mq} 2.0.3, whose code is 2.0.4's). */
+  public static JsClientProject js2() {
+    return find("clients-test/js2", "queen-mq-2.0.3.tgz");
   }
 
   /** The project at {@code relative} whose {@code package.json} installs the client tarball {@code tarball}. */
@@ -87,7 +93,7 @@ final class JsClientProject {
   }
 
   /** Runs {@code npm ci} unless the installed tree is already this lock and client tarball on this node. */
-  void install() throws Exception {
+  public void install() throws Exception {
     ci(Files.readAllBytes(tarball()));
   }
 
@@ -140,31 +146,83 @@ final class JsClientProject {
 
   /** Runs {@code command} in the project folder with {@code env} added, killed after {@code limit}. */
   Result run(List<String> command, Map<String, String> env, Duration limit) throws Exception {
-    Path log = Files.createTempFile("js-client", ".log");
-    try {
-      ProcessBuilder pb = new ProcessBuilder(new ArrayList<>(command)).directory(dir.toFile())
-          .redirectErrorStream(true).redirectOutput(log.toFile()).redirectInput(ProcessBuilder.Redirect.PIPE);
-      pb.environment().putAll(env);
-      pb.environment().put("NO_COLOR", "1");
-      Process p;
-      try {
-        p = pb.start();
-      } catch (IOException e) {
-        throw new IllegalStateException("cannot run `" + command.get(0) + "` (is Node.js with npm installed? "
-            + ".ci/run installs it): " + e.getMessage(), e);
-      }
-      RUNNING.add(p);
-      p.onExit().thenRun(() -> RUNNING.remove(p));
-      p.getOutputStream().close();
-      if (!p.waitFor(limit.toMillis(), TimeUnit.MILLISECONDS)) {
-        p.descendants().forEach(ProcessHandle::destroyForcibly);
-        p.destroyForcibly();
-        p.waitFor(10, TimeUnit.SECONDS);
+    try (Child c = start(command, env)) {
+      c.process.getOutputStream().close();
+      if (!c.process.waitFor(limit.toMillis(), TimeUnit.MILLISECONDS)) {
+        c.kill();
         return new Result(-1, "`" + String.join(" ", command) + "` still running after " + limit.toSeconds()
-            + " s, killed; its output:\n" + Files.readString(log));
+            + " s, killed; its output:\n" + c.output());
       }
-      return new Result(p.exitValue(), Files.readString(log));
-    } finally {
+      return new Result(c.process.exitValue(), c.output());
+    }
+  }
+
+  /**
+   * Starts {@code command} in the project folder with {@code env} added and returns while it runs (e.g. {@code node
+   * scripts/supervised-consumer.mjs}): its stdin a pipe, its stdout and stderr interleaved in a temp file. Close the
+   * child (try-with-resources) to kill it and its descendants; the reaper kills those still running at JVM exit.
+   */
+  public Child start(List<String> command, Map<String, String> env) throws IOException {
+    Path log = Files.createTempFile("js-client", ".log");
+    ProcessBuilder pb = new ProcessBuilder(new ArrayList<>(command)).directory(dir.toFile())
+        .redirectErrorStream(true).redirectOutput(log.toFile()).redirectInput(ProcessBuilder.Redirect.PIPE);
+    pb.environment().putAll(env);
+    pb.environment().put("NO_COLOR", "1");
+    Process p;
+    try {
+      p = pb.start();
+    } catch (IOException e) {
+      Files.deleteIfExists(log);
+      throw new IllegalStateException("cannot run `" + command.get(0) + "` (is Node.js with npm installed? "
+          + ".ci/run installs it): " + e.getMessage(), e);
+    }
+    RUNNING.add(p);
+    p.onExit().thenRun(() -> RUNNING.remove(p));
+    return new Child(p, log);
+  }
+
+  /** A child process of {@link #start}: what it printed so far, a line to its stdin, its end. */
+  public static final class Child implements AutoCloseable {
+    private final Process process;
+    private final Path log;
+
+    private Child(Process process, Path log) {
+      this.process = process;
+      this.log = log;
+    }
+
+    /** Its process id. */
+    public long pid() {
+      return process.pid();
+    }
+
+    /** Everything it printed so far (stdout and stderr interleaved). */
+    public String output() throws IOException {
+      return Files.readString(log);
+    }
+
+    /** Writes {@code line} and a newline to its stdin. */
+    public void send(String line) throws IOException {
+      process.getOutputStream().write((line + "\n").getBytes(StandardCharsets.UTF_8));
+      process.getOutputStream().flush();
+    }
+
+    /** Waits up to {@code limit} for it to end; its exit code, or -1 if it still runs. */
+    public int waitFor(Duration limit) throws InterruptedException {
+      return process.waitFor(limit.toMillis(), TimeUnit.MILLISECONDS) ? process.exitValue() : -1;
+    }
+
+    /** Kills it and its descendants and waits (10 s at most) for it to end. */
+    void kill() throws InterruptedException {
+      process.descendants().forEach(ProcessHandle::destroyForcibly);
+      process.destroyForcibly();
+      process.waitFor(10, TimeUnit.SECONDS);
+    }
+
+    /** Kills it (and its descendants) if it still runs, and deletes its output. */
+    @Override
+    public void close() throws IOException, InterruptedException {
+      if (process.isAlive()) kill();
       Files.deleteIfExists(log);
     }
   }
