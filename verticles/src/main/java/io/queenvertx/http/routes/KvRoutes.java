@@ -6,6 +6,7 @@ import io.queenvertx.http.server.ErrorContract;
 import io.queenvertx.http.server.RouteTable;
 import io.queenvertx.http.server.Tenancy;
 import io.queenvertx.json.JsonText;
+import io.queenvertx.kernel.StorableText;
 import io.queenvertx.json.Timestamps;
 import io.queenvertx.metrics.StateMetrics;
 import io.queenvertx.node.NodeContext;
@@ -128,8 +129,8 @@ final class KvRoutes {
   private static void list(RoutingContext ctx, KvProcedures kv) {
     noQuery(ctx);
     JsonObject b = Bodies.object(ctx);
-    if (!(b.getValue("namespace") instanceof String ns)) {
-      throw new StateRefused(400, "kv_bad_namespace", "`namespace` is required (a string)");
+    if (!(b.getValue("namespace") instanceof String ns) || !StorableText.storable(ns)) {
+      throw new StateRefused(400, "kv_bad_namespace", "`namespace` is required (a string, " + KvInput.UNSTORABLE + ")");
     }
     String prefix = listText(b, "prefix");
     String after = listText(b, "after");
@@ -159,8 +160,8 @@ final class KvRoutes {
 
   private static String listText(JsonObject b, String field) {
     Object v = b.getValue(field);
-    if (v == null || v instanceof String) return (String) v;
-    throw new StateRefused(400, "kv_bad_request", "`" + field + "` must be a string");
+    if (v == null || v instanceof String s && StorableText.storable(s)) return (String) v;
+    throw new StateRefused(400, "kv_bad_request", "`" + field + "` must be a string (" + KvInput.UNSTORABLE + ")");
   }
 
   private static boolean listFlag(JsonObject b, String field) {
