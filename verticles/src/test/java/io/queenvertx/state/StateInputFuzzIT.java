@@ -97,7 +97,19 @@ class StateInputFuzzIT {
     r.add(new Row("POST", "/api/v1/resources/kv/list", "{\"namespace\":\"f" + NUL + "\"}", 4, "namespace"));
     r.add(new Row("POST", "/api/v1/resources/kv/list", "{\"namespace\":\"fz\",\"limit\":99999999999}", 4, "limit"));
     r.add(new Row("POST", "/api/v1/resources/kv/list", "{\"namespace\":\"fz\",\"limit\":-1}", 2, "rows"));
+    // spellings of the path routes: PathGuard refuses what the router would read otherwise
+    r.add(new Row("GET", "/api/v1/kv//fz/a", null, 4, "path"));
+    r.add(new Row("PUT", "/api/v1/kv/x/../fz/a", "{\"value\":1,\"forever\":true}", 4, "path"));
+    r.add(new Row("DELETE", "/api/v1/kv/fz/%2e%2e/a", null, 4, "path"));
+    r.add(new Row("GET", "/api/v1/kv/f%2Fz/a", null, 4, "namespace"));
     // locks
+    // a permit written by hand (the KV routes may write queen-locks, contract section 4.3) never breaks the lock calls
+    r.add(kv("{\"op\":\"put\",\"ns\":\"queen-locks\",\"key\":\"fl#0\",\"value\":5,\"forever\":true},"
+        + "{\"op\":\"put\",\"ns\":\"queen-locks\",\"key\":\"fl#1\",\"value\":{\"owner\":[1],\"since\":{}},"
+        + "\"forever\":true}", 2, "applied"));
+    r.add(locks("{\"op\":\"get\",\"name\":\"fl\"}", 2, "holders"));
+    r.add(locks("{\"op\":\"acquire\",\"name\":\"fl\",\"ttlSeconds\":5,\"limit\":3,\"owner\":\"me\"}", 2,
+        "\"slot\":2"));
     r.add(locks("{\"op\":\"acquire\",\"name\":\"l" + NUL + "\",\"ttlSeconds\":5}", 4, "name"));
     r.add(locks("{\"op\":\"acquire\",\"name\":\"l\",\"ttlSeconds\":5,\"owner\":\"o" + NUL + "\"}", 4, "owner"));
     r.add(locks("{\"op\":\"acquire\",\"name\":\"l\",\"ttlSeconds\":-5}", 4, "ttl"));
