@@ -9,6 +9,7 @@ import io.queenvertx.db.TimerProcedures.Claimed;
 import io.queenvertx.kernel.MaintenanceFlags;
 import io.queenvertx.metrics.TimerMetrics;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
@@ -35,6 +36,8 @@ public final class TimerFiringVerticle extends VerticleBase {
   /** The cap of the probe's counts (the gauges). */
   static final int PROBE_CAP = 10_000;
   static final int MAX_BACKOFF_MS = 300_000;
+  /** The longest a stop waits for the sweep in flight. */
+  static final long STOP_WAIT_MS = 10_000;
 
   private final Database db;
   private final TimerProcedures timers;
@@ -44,6 +47,9 @@ public final class TimerFiringVerticle extends VerticleBase {
   private final long pollMs;
   private final int zstdLevel;
   private boolean running;
+  /** The node is stopping: no sweep starts, the one in flight completes {@link #idle} and logs nothing. */
+  private boolean stopping;
+  private final Promise<Void> idle = Promise.promise();
   /** A wake-up came while a sweep ran: sweep again as soon as it ends. */
   private boolean rerun;
   private long timerId = -1;
@@ -74,12 +80,17 @@ public final class TimerFiringVerticle extends VerticleBase {
 
   @Override
   public Future<?> stop() {
+    stopping = true;
     if (timerId >= 0) vertx.cancelTimer(timerId);
-    return Future.succeededFuture();
+    // the pool closes after the verticles stop: let the sweep in flight end first (bounded, should the database hang)
+    if (!running) idle.tryComplete();
+    else vertx.setTimer(STOP_WAIT_MS, t -> idle.tryComplete());
+    return idle.future();
   }
 
   /** Runs the sweep in {@code delayMs}, unless it is already due to run sooner. */
   private void wake(long delayMs) {
+    if (stopping) return;
     long at = System.currentTimeMillis() + delayMs;
     if (at >= wakeAt) return;
     if (timerId >= 0) vertx.cancelTimer(timerId);
@@ -103,6 +114,10 @@ public final class TimerFiringVerticle extends VerticleBase {
       running = false;
       boolean again = rerun;
       rerun = false;
+      if (stopping) {
+        idle.tryComplete();
+        return;
+      }
       if (ar.failed()) {
         warn("timer sweep failed: {}", SqlState.describe(ar.cause()));
         wake(pollMs);
@@ -133,7 +148,7 @@ public final class TimerFiringVerticle extends VerticleBase {
       for (Claimed c : fire.claimed) metrics.lateness(c.lateMs());
       metrics.fired.increment(n - fire.duplicates);
       metrics.duplicates.increment(fire.duplicates);
-      return n == BATCH && rounds < 50 ? fireWhileDue(rounds + 1) : Future.succeededFuture();
+      return n == BATCH && rounds < 50 && !stopping ? fireWhileDue(rounds + 1) : Future.succeededFuture();
     });
   }
 
