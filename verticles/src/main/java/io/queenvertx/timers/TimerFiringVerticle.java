@@ -56,6 +56,11 @@ public final class TimerFiringVerticle extends VerticleBase {
   /** When the pending wake-up fires (System.currentTimeMillis), or Long.MAX_VALUE with none. */
   private long wakeAt = Long.MAX_VALUE;
   private long lastWarn;
+  /**
+   * Fires left to run one timer each, after a batch of several failed: one bad timer (say, for an encrypted queue on a
+   * node without the key) must not hold back the others claimed with it. Each then fails or fires alone.
+   */
+  private int isolating;
 
   public TimerFiringVerticle(Database db, MaintenanceFlags flags, Optional<EnvelopeCipher> cipher,
                              TimerMetrics metrics, long pollMs, int zstdLevel) {
@@ -141,14 +146,28 @@ public final class TimerFiringVerticle extends VerticleBase {
   /** Fires batches while full ones come back (and at most a bounded number in a row, so the probe still runs). */
   private Future<Void> fireWhileDue(int rounds) {
     TimerFire fire = new TimerFire(vertx, cipher, zstdLevel);
-    return db.transaction(tx -> fire.run(tx, BATCH)).transform(ar -> {
-      if (ar.failed()) return failed(fire, ar.cause()).compose(v -> Future.failedFuture(ar.cause()));
+    int limit = isolating > 0 ? 1 : BATCH;
+    if (isolating > 0) isolating--;
+    return db.transaction(tx -> fire.run(tx, limit)).transform(ar -> {
+      if (ar.failed() && fire.claimed.size() > 1 && !stopping && !SqlState.unavailable(ar.cause())) {
+        // the rollback left them due: fire them again one per transaction, so only a bad one is backed off
+        isolating = fire.claimed.size();
+        log.debug("timer fire of {} timers failed, firing them one by one: {}", fire.claimed.size(),
+            SqlState.describe(ar.cause()));
+        return fireWhileDue(rounds + 1);
+      }
+      if (ar.failed()) {
+        // a timer fired alone failed: it is backed off, and the others go on
+        boolean goOn = isolating > 0 && !fire.claimed.isEmpty() && !stopping;
+        return failed(fire, ar.cause()).compose(v -> goOn ? fireWhileDue(rounds + 1) : Future.failedFuture(ar.cause()));
+      }
       int n = ar.result();
       for (JsonObject l : fire.landed()) vertx.eventBus().publish(Addresses.LANDED, l);
       for (Claimed c : fire.claimed) metrics.lateness(c.lateMs());
       metrics.fired.increment(n - fire.duplicates);
       metrics.duplicates.increment(fire.duplicates);
-      return n == BATCH && rounds < 50 && !stopping ? fireWhileDue(rounds + 1) : Future.succeededFuture();
+      return (n == limit || isolating > 0) && rounds < 50 && !stopping ? fireWhileDue(rounds + 1)
+          : Future.succeededFuture();
     });
   }
 
