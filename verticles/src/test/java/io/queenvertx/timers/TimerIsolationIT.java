@@ -50,4 +50,21 @@ class TimerIsolationIT {
     assertThat(TestDatabase.queryLong(Wire.db(), "SELECT count(*) FROM queen.timers WHERE queue = '" + good + "'"))
         .isZero();
   }
+
+  @Test
+  void aTimerWhoseQueueWasDeletedCreatesItAgainAndFiresOnce() {
+    String q = Wire.queue("tmi-deleted");
+    Wire.configure(node, new JsonObject().put("queue", q).put("options", new JsonObject()));
+    arm(node, schedule(q, "k", 1500, "after the delete"));
+    var deleted = node.delete("/api/v1/resources/queues/" + q);
+    assertThat(deleted.status()).as(deleted.body()).isLessThan(300);
+    List<JsonObject> got = new ArrayList<>();
+    Awaitility.await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100)).until(() -> {
+      got.addAll(drain(node, q));
+      return !got.isEmpty();
+    });
+    assertThat(got).extracting(m -> m.getString("transactionId")).containsExactly("txn-" + q + "-k");
+    assertThat(TestDatabase.queryLong(Wire.db(), "SELECT count(*) FROM queen.timers WHERE queue = '" + q + "'"))
+        .isZero();
+  }
 }
