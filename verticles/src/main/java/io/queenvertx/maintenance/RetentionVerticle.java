@@ -6,6 +6,7 @@ import io.queenvertx.db.LockProcedures;
 import io.queenvertx.db.MaintenanceProcedures;
 import io.queenvertx.metrics.StateMetrics;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
@@ -39,6 +40,10 @@ public final class RetentionVerticle extends VerticleBase {
   private final String holder;
   private final AtomicLong framesDeleted = new AtomicLong();
   private boolean running;
+  /** The node is stopping: no cycle starts, the one in flight completes {@link #idle} and logs nothing. */
+  private boolean stopping;
+  private final Promise<Void> idle = Promise.promise();
+  private long periodic = -1;
 
   public RetentionVerticle(Config config, MaintenanceProcedures procedures, KvProcedures kv, LockProcedures locks,
                            StateMetrics state) {
@@ -52,12 +57,22 @@ public final class RetentionVerticle extends VerticleBase {
 
   @Override
   public Future<?> start() {
-    vertx.setPeriodic(config.maintenance().retentionIntervalMs(), t -> cycle());
+    periodic = vertx.setPeriodic(config.maintenance().retentionIntervalMs(), t -> cycle());
     return Future.succeededFuture();
   }
 
+  /** The pool closes after the verticles stop: the cycle in flight ends first (at most 10 s, should it hang). */
+  @Override
+  public Future<?> stop() {
+    stopping = true;
+    vertx.cancelTimer(periodic);
+    if (!running) idle.tryComplete();
+    else vertx.setTimer(10_000, t -> idle.tryComplete());
+    return idle.future();
+  }
+
   private void cycle() {
-    if (running) return;
+    if (running || stopping) return;
     running = true;
     long period = config.maintenance().retentionIntervalMs();
     procedures.claim(TASK, holder, period)
@@ -69,7 +84,8 @@ public final class RetentionVerticle extends VerticleBase {
             : Future.succeededFuture()))
         .onComplete(ar -> {
           running = false;
-          if (ar.failed()) log.warn("retention cycle failed: {}", ar.cause().getMessage());
+          if (stopping) idle.tryComplete();
+          else if (ar.failed()) log.warn("retention cycle failed: {}", ar.cause().getMessage());
         });
   }
 
@@ -77,7 +93,7 @@ public final class RetentionVerticle extends VerticleBase {
     return procedures.candidates(CANDIDATES_PER_CYCLE)
         .compose(pids -> {
           Future<Void> chain = Future.succeededFuture();
-          for (UUID pid : pids) chain = chain.compose(v -> steps(pid, 0));
+          for (UUID pid : pids) chain = chain.compose(v -> stopping ? Future.succeededFuture() : steps(pid, 0));
           return chain;
         })
         .compose(v -> purgeTraces(0))
@@ -88,7 +104,7 @@ public final class RetentionVerticle extends VerticleBase {
   /** One sweep, a batch per statement until a short one (or {@value #MAX_SWEEPS} of them), each counted. */
   private Future<Void> sweep(java.util.function.IntFunction<Future<Integer>> call, java.util.function.LongConsumer count,
                              int n) {
-    if (n >= MAX_SWEEPS) return Future.succeededFuture();
+    if (n >= MAX_SWEEPS || stopping) return Future.succeededFuture();
     return call.apply(SWEEP_BATCH).compose(deleted -> {
       count.accept(deleted);
       return deleted < SWEEP_BATCH ? Future.succeededFuture() : sweep(call, count, n + 1);

@@ -1,6 +1,7 @@
 package io.queenvertx.state;
 
 import io.queenvertx.db.KvProcedures;
+import io.queenvertx.kernel.StorableText;
 import io.vertx.core.json.Json;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -17,6 +18,8 @@ import java.util.List;
 public final class KvInput {
   /** The fields a caller must never send: the tenant is the request's. */
   private static final List<String> TENANT_FIELDS = List.of("tenant", "tenantId", "_tenant");
+  /** What a string PostgreSQL cannot store must be instead (NUL, a lone surrogate: {@link StorableText}). */
+  public static final String UNSTORABLE = "text without NUL characters or unpaired surrogates";
 
   private KvInput() {}
 
@@ -59,6 +62,7 @@ public final class KvInput {
       keys = new ArrayList<>(a.size());
       for (Object k : a) {
         if (!(k instanceof String s)) throw bad("kv_bad_key", at(i, "keys", "a non-empty array of strings"));
+        if (!StorableText.storable(s)) throw bad("kv_bad_key", at(i, "keys", UNSTORABLE));
         keys.add(s);
       }
     }
@@ -71,9 +75,11 @@ public final class KvInput {
 
   private static String text(JsonObject o, String field, int i) {
     Object v = o.getValue(field);
-    if (v == null || v instanceof String) return (String) v;
-    throw bad(field.equals("ns") ? "kv_bad_namespace" : field.equals("after") ? "kv_bad_request" : "kv_bad_key",
-        at(i, field, "a string"));
+    if (v == null) return null;
+    String reason = field.equals("ns") ? "kv_bad_namespace" : field.equals("after") ? "kv_bad_request" : "kv_bad_key";
+    if (!(v instanceof String s)) throw bad(reason, at(i, field, "a string"));
+    if (!StorableText.storable(s)) throw bad(reason, at(i, field, UNSTORABLE));
+    return s;
   }
 
   private static boolean flag(JsonObject o, String field, int i) {
@@ -101,8 +107,12 @@ public final class KvInput {
   private static String number(JsonObject o, String field, int i) {
     Object v = o.getValue(field);
     if (v == null) return null;
-    if (v instanceof Number n) return new BigDecimal(n.toString()).toString();
-    throw bad("kv_bad_request", at(i, field, "a number"));
+    // a literal beyond a double's range (1e400) decodes as an infinity, which has no decimal text
+    if (v instanceof Number n && !(v instanceof Double d && d.isInfinite())
+        && !(v instanceof Float f && f.isInfinite())) {
+      return new BigDecimal(n.toString()).toString();
+    }
+    throw bad("kv_bad_request", at(i, field, "a finite number"));
   }
 
   private static String at(int i, String field, String what) {

@@ -9,6 +9,7 @@ import io.queenvertx.db.TimerProcedures.Claimed;
 import io.queenvertx.kernel.MaintenanceFlags;
 import io.queenvertx.metrics.TimerMetrics;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
@@ -35,6 +36,8 @@ public final class TimerFiringVerticle extends VerticleBase {
   /** The cap of the probe's counts (the gauges). */
   static final int PROBE_CAP = 10_000;
   static final int MAX_BACKOFF_MS = 300_000;
+  /** The longest a stop waits for the sweep in flight. */
+  static final long STOP_WAIT_MS = 10_000;
 
   private final Database db;
   private final TimerProcedures timers;
@@ -44,12 +47,20 @@ public final class TimerFiringVerticle extends VerticleBase {
   private final long pollMs;
   private final int zstdLevel;
   private boolean running;
+  /** The node is stopping: no sweep starts, the one in flight completes {@link #idle} and logs nothing. */
+  private boolean stopping;
+  private final Promise<Void> idle = Promise.promise();
   /** A wake-up came while a sweep ran: sweep again as soon as it ends. */
   private boolean rerun;
   private long timerId = -1;
   /** When the pending wake-up fires (System.currentTimeMillis), or Long.MAX_VALUE with none. */
   private long wakeAt = Long.MAX_VALUE;
   private long lastWarn;
+  /**
+   * Fires left to run one timer each, after a batch of several failed: one bad timer (say, for an encrypted queue on a
+   * node without the key) must not hold back the others claimed with it. Each then fails or fires alone.
+   */
+  private int isolating;
 
   public TimerFiringVerticle(Database db, MaintenanceFlags flags, Optional<EnvelopeCipher> cipher,
                              TimerMetrics metrics, long pollMs, int zstdLevel) {
@@ -74,12 +85,17 @@ public final class TimerFiringVerticle extends VerticleBase {
 
   @Override
   public Future<?> stop() {
+    stopping = true;
     if (timerId >= 0) vertx.cancelTimer(timerId);
-    return Future.succeededFuture();
+    // the pool closes after the verticles stop: let the sweep in flight end first (bounded, should the database hang)
+    if (!running) idle.tryComplete();
+    else vertx.setTimer(STOP_WAIT_MS, t -> idle.tryComplete());
+    return idle.future();
   }
 
   /** Runs the sweep in {@code delayMs}, unless it is already due to run sooner. */
   private void wake(long delayMs) {
+    if (stopping) return;
     long at = System.currentTimeMillis() + delayMs;
     if (at >= wakeAt) return;
     if (timerId >= 0) vertx.cancelTimer(timerId);
@@ -103,6 +119,10 @@ public final class TimerFiringVerticle extends VerticleBase {
       running = false;
       boolean again = rerun;
       rerun = false;
+      if (stopping) {
+        idle.tryComplete();
+        return;
+      }
       if (ar.failed()) {
         warn("timer sweep failed: {}", SqlState.describe(ar.cause()));
         wake(pollMs);
@@ -126,14 +146,28 @@ public final class TimerFiringVerticle extends VerticleBase {
   /** Fires batches while full ones come back (and at most a bounded number in a row, so the probe still runs). */
   private Future<Void> fireWhileDue(int rounds) {
     TimerFire fire = new TimerFire(vertx, cipher, zstdLevel);
-    return db.transaction(tx -> fire.run(tx, BATCH)).transform(ar -> {
-      if (ar.failed()) return failed(fire, ar.cause()).compose(v -> Future.failedFuture(ar.cause()));
+    int limit = isolating > 0 ? 1 : BATCH;
+    if (isolating > 0) isolating--;
+    return db.transaction(tx -> fire.run(tx, limit)).transform(ar -> {
+      if (ar.failed() && fire.claimed.size() > 1 && !stopping && !SqlState.unavailable(ar.cause())) {
+        // the rollback left them due: fire them again one per transaction, so only a bad one is backed off
+        isolating = fire.claimed.size();
+        log.debug("timer fire of {} timers failed, firing them one by one: {}", fire.claimed.size(),
+            SqlState.describe(ar.cause()));
+        return fireWhileDue(rounds + 1);
+      }
+      if (ar.failed()) {
+        // a timer fired alone failed: it is backed off, and the others go on
+        boolean goOn = isolating > 0 && !fire.claimed.isEmpty() && !stopping;
+        return failed(fire, ar.cause()).compose(v -> goOn ? fireWhileDue(rounds + 1) : Future.failedFuture(ar.cause()));
+      }
       int n = ar.result();
       for (JsonObject l : fire.landed()) vertx.eventBus().publish(Addresses.LANDED, l);
       for (Claimed c : fire.claimed) metrics.lateness(c.lateMs());
       metrics.fired.increment(n - fire.duplicates);
       metrics.duplicates.increment(fire.duplicates);
-      return n == BATCH && rounds < 50 ? fireWhileDue(rounds + 1) : Future.succeededFuture();
+      return (n == limit || isolating > 0) && rounds < 50 && !stopping ? fireWhileDue(rounds + 1)
+          : Future.succeededFuture();
     });
   }
 

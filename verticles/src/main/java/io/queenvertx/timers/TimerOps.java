@@ -6,6 +6,7 @@ import io.queenvertx.db.PushProcedures;
 import io.queenvertx.db.SqlState;
 import io.queenvertx.db.TimerProcedures.Op;
 import io.queenvertx.kernel.ApiError;
+import io.queenvertx.kernel.StorableText;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
@@ -148,12 +149,8 @@ public final class TimerOps {
     if (!(v instanceof String s)) {
       throw bad("timers_bad_request", at(i) + field + " must be a string, got " + Json.encode(v));
     }
-    for (int k = 0; k < s.length(); k++) {
-      char c = s.charAt(k);
-      if (c == 0 || Character.isSurrogate(c) && !(Character.isHighSurrogate(c) && k + 1 < s.length()
-          && Character.isLowSurrogate(s.charAt(++k)))) {
-        throw bad("timers_bad_request", at(i) + field + " must be valid text without NUL characters");
-      }
+    if (!StorableText.storable(s)) {
+      throw bad("timers_bad_request", at(i) + field + " must be valid text without NUL characters");
     }
     return s;
   }

@@ -3,9 +3,12 @@ package io.queenvertx.http.routes;
 import io.queenvertx.db.KvProcedures;
 import io.queenvertx.http.server.Bodies;
 import io.queenvertx.http.server.ErrorContract;
+import io.queenvertx.http.server.OffLoop;
 import io.queenvertx.http.server.RouteTable;
 import io.queenvertx.http.server.Tenancy;
 import io.queenvertx.json.JsonText;
+import io.queenvertx.kernel.ApiError;
+import io.queenvertx.kernel.StorableText;
 import io.queenvertx.json.Timestamps;
 import io.queenvertx.metrics.StateMetrics;
 import io.queenvertx.node.NodeContext;
@@ -14,6 +17,7 @@ import io.queenvertx.state.KvInput;
 import io.queenvertx.state.RawValues;
 import io.queenvertx.state.StateCodes;
 import io.queenvertx.state.StateRefused;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
@@ -37,12 +41,17 @@ final class KvRoutes {
   static void mount(RouteTable routes, NodeContext node) {
     KvProcedures kv = node.db().kv();
     StateMetrics metrics = node.metrics().state();
-    routes.post("/api/v1/kv", ctx -> guarded(ctx, () -> {
-      byte[] body = ctx.body().buffer().getBytes();
-      List<KvProcedures.Op> ops = KvInput.parse(KvInput.operations(Bodies.value(ctx.body().buffer())),
-          RawValues.of(body, "operations"));
-      run(ctx, kv, metrics, ops, false);
-    }));
+    routes.post("/api/v1/kv", ctx -> {
+      Buffer body = ctx.body().buffer();
+      OffLoop.parse(ctx, () -> KvInput.parse(KvInput.operations(Bodies.value(body)),
+          RawValues.of(body.getBytes(), "operations")))
+          .onSuccess(ops -> run(ctx, kv, metrics, ops, false))
+          .onFailure(e -> {
+            // a refusal of the checks is the family's 4xx; anything else is a bug: a 500, never a retryable 503
+            if (e instanceof StateRefused || e instanceof ApiError) StateErrors.fail(ctx, FAMILY, e);
+            else ctx.fail(e);
+          });
+    });
     routes.get("/api/v1/kv/:namespace/*", ctx -> single(ctx, kv, metrics, "get", null));
     routes.put("/api/v1/kv/:namespace/*", ctx -> single(ctx, kv, metrics, "put", Bodies.object(ctx)));
     routes.delete("/api/v1/kv/:namespace/*", ctx -> single(ctx, kv, metrics, "delete", Bodies.optionalObject(ctx)));
@@ -128,8 +137,8 @@ final class KvRoutes {
   private static void list(RoutingContext ctx, KvProcedures kv) {
     noQuery(ctx);
     JsonObject b = Bodies.object(ctx);
-    if (!(b.getValue("namespace") instanceof String ns)) {
-      throw new StateRefused(400, "kv_bad_namespace", "`namespace` is required (a string)");
+    if (!(b.getValue("namespace") instanceof String ns) || !StorableText.storable(ns)) {
+      throw new StateRefused(400, "kv_bad_namespace", "`namespace` is required (a string, " + KvInput.UNSTORABLE + ")");
     }
     String prefix = listText(b, "prefix");
     String after = listText(b, "after");
@@ -159,8 +168,8 @@ final class KvRoutes {
 
   private static String listText(JsonObject b, String field) {
     Object v = b.getValue(field);
-    if (v == null || v instanceof String) return (String) v;
-    throw new StateRefused(400, "kv_bad_request", "`" + field + "` must be a string");
+    if (v == null || v instanceof String s && StorableText.storable(s)) return (String) v;
+    throw new StateRefused(400, "kv_bad_request", "`" + field + "` must be a string (" + KvInput.UNSTORABLE + ")");
   }
 
   private static boolean listFlag(JsonObject b, String field) {

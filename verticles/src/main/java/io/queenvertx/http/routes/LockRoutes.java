@@ -5,8 +5,10 @@ import io.queenvertx.http.server.Bodies;
 import io.queenvertx.http.server.ErrorContract;
 import io.queenvertx.http.server.RouteTable;
 import io.queenvertx.http.server.Tenancy;
+import io.queenvertx.kernel.StorableText;
 import io.queenvertx.metrics.StateMetrics;
 import io.queenvertx.node.NodeContext;
+import io.queenvertx.state.KvInput;
 import io.queenvertx.state.StateRefused;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -80,8 +82,10 @@ final class LockRoutes {
 
   private static String text(JsonObject o, String field, int i, String reason) {
     Object v = o.getValue(field);
-    if (v == null || v instanceof String) return (String) v;
-    throw bad(reason, at(i, field, "a string"));
+    if (v == null) return null;
+    if (!(v instanceof String s)) throw bad(reason, at(i, field, "a string"));
+    if (!StorableText.storable(s)) throw bad(reason, at(i, field, KvInput.UNSTORABLE));
+    return s;
   }
 
   private static Long whole(JsonObject o, String field, int i, String reason) {

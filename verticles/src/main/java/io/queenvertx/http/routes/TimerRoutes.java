@@ -6,6 +6,7 @@ import io.queenvertx.db.TimerProcedures.Op;
 import io.queenvertx.http.server.Bodies;
 import io.queenvertx.http.server.ErrorContract;
 import io.queenvertx.http.server.Identity;
+import io.queenvertx.http.server.OffLoop;
 import io.queenvertx.http.server.RouteTable;
 import io.queenvertx.http.server.Tenancy;
 import io.queenvertx.kernel.ApiError;
@@ -36,8 +37,9 @@ final class TimerRoutes {
     TimerProcedures timers = node.db().timers();
     TimerMetrics metrics = node.metrics().timers;
     routes.post("/api/v1/timers", ctx -> {
-      List<Op> parsed = TimerOps.parseBody(Bodies.value(ctx.body().buffer()));
-      answer(ctx, TimerOps.sealed(vertx, node.db().pushes(), node.cipher(), Tenancy.of(ctx), parsed)
+      var body = ctx.body().buffer();
+      answer(ctx, OffLoop.parse(ctx, () -> TimerOps.parseBody(Bodies.value(body)))
+          .compose(parsed -> TimerOps.sealed(vertx, node.db().pushes(), node.cipher(), Tenancy.of(ctx), parsed))
           .compose(ops -> apply(vertx, timers, metrics, ctx, ops)).map(applied -> {
         JsonArray results = new JsonArray();
         for (Applied a : applied) results.add(a.toJson());

@@ -1,6 +1,7 @@
 package io.queenvertx.http.server;
 
 import io.queenvertx.kernel.ApiError;
+import io.queenvertx.kernel.StorableText;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.json.DecodeException;
@@ -127,17 +128,7 @@ public final class Bodies {
 
   /** No NUL (PostgreSQL text cannot hold it) and no unpaired UTF-16 surrogate (not encodable as UTF-8). */
   public static boolean storable(String s) {
-    for (int i = 0; i < s.length(); i++) {
-      char c = s.charAt(i);
-      if (c == 0) return false;
-      if (Character.isHighSurrogate(c)) {
-        if (i + 1 >= s.length() || !Character.isLowSurrogate(s.charAt(i + 1))) return false;
-        i++;
-      } else if (Character.isLowSurrogate(c)) {
-        return false;
-      }
-    }
-    return true;
+    return StorableText.storable(s);
   }
 
   /** The body as a JSON object; a non-object or unparseable body is 400. */
