@@ -75,24 +75,14 @@ $function$
 ;
 SQL
 
-psql_q "SELECT count(queen.log_push(NULL, '$QUEUE', 'p-' || p, 1, decode(md5(p::text), 'hex'), '\\x00'::bytea))
-        FROM generate_series(1, $PARTITIONS) p" > /dev/null
-psql_q "CREATE TABLE $CHUNKS AS
-        SELECT (s.rn - 1) / $K AS k, array_agg(s.id ORDER BY s.id) AS ids, array_agg(s.name ORDER BY s.id) AS names
-        FROM (SELECT p.id, p.name, row_number() OVER (ORDER BY random()) AS rn
-              FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id
-              WHERE q.name = '$QUEUE' AND q.tenant_id = '00000000-0000-0000-0000-000000000001') s
-        GROUP BY 1 HAVING count(*) = $K"
-chunks=$(psql_q "SELECT count(*) FROM $CHUNKS")
-hashes="ARRAY(SELECT decode(md5(random()::text), 'hex') FROM generate_series(1, $K))"
+seed_chunks
 blobs="array_fill(decode(repeat('a5', 110), 'hex'), ARRAY[$K])"
 promises="array_fill(9223372036854775807::bigint, ARRAY[$K])"
-mk() { local f; f=$(mktemp); scripts+=("$f"); printf '\\set r random(0, %d)\n%s\n' $((chunks - 1)) "$2" > "$f"; eval "$1=$f"; }
-mk s_call "SELECT cardinality(c.ids) + cardinality(c.names) + cardinality($hashes) FROM $CHUNKS c WHERE c.k = :r;"
-mk s_push "SELECT count(*) FROM $CHUNKS c, queen.log_push_multi(array_fill(NULL::uuid, ARRAY[$K]),
+pgbench_script s_call "SELECT cardinality(c.ids) + cardinality(c.names) + cardinality($hashes) FROM $CHUNKS c WHERE c.k = :r;"
+pgbench_script s_push "SELECT count(*) FROM $CHUNKS c, queen.log_push_multi(array_fill(NULL::uuid, ARRAY[$K]),
   array_fill('$QUEUE'::text, ARRAY[$K]), c.names, array_fill(1, ARRAY[$K]), $hashes, $blobs, $promises, c.ids, c.ids,
   NULL) x WHERE c.k = :r;"
-mk s_fold "SELECT count(*) FROM $CHUNKS c, public.push_fold_prototype(c.ids, array_fill(1, ARRAY[$K]), $hashes, $blobs,
+pgbench_script s_fold "SELECT count(*) FROM $CHUNKS c, public.push_fold_prototype(c.ids, array_fill(1, ARRAY[$K]), $hashes, $blobs,
   $promises, NULL) x WHERE c.k = :r;"
 run() { local t; t=$(pgbench_cpu "$N" "$1"); awk -v t="$t" -v n="$N" -v k="$K" -v hz="$hz" 'BEGIN { printf "%.1f", t * 1e6 / hz / n / k }'; }
 

@@ -1,4 +1,4 @@
-# Sourced by sql-cost.sh and spread-cost.sh (not run on its own): finds pgbench, and measures the PostgreSQL CPU that
+# Sourced by sql-cost.sh, spread-cost.sh and fold-cost.sh (not run on its own): finds pgbench, and measures the PostgreSQL CPU that
 # one pgbench run spends, from the postmaster's children's CPU once the run's backend has exited. Needs psql, pgbench
 # (Debian's postgresql-client) and read access to the data directory's postmaster.pid (root or postgres); the
 # connection comes from the PG* environment variables.
@@ -21,4 +21,31 @@ pgbench_cpu() {
   sleep 0.3   # the backend exits after pgbench disconnects; its CPU then counts as the postmaster's children's
   after=$(children_cpu)
   echo $((after - before))
+}
+
+# seed_chunks: the queue $QUEUE with $PARTITIONS partitions, each holding one segment, and the table $CHUNKS of
+# PARTITIONS / K disjoint random sets of $K of them (k, ids, names); sets $chunks (how many) and $hashes (K fresh
+# transaction-id hashes, an SQL expression).
+seed_chunks() {
+  psql_q "SELECT count(queen.log_push(NULL, '$QUEUE', 'p-' || p, 1, decode(md5(p::text), 'hex'), '\\x00'::bytea))
+          FROM generate_series(1, $PARTITIONS) p" > /dev/null
+  psql_q "CREATE TABLE $CHUNKS AS
+          SELECT (s.rn - 1) / $K AS k, array_agg(s.id ORDER BY s.id) AS ids, array_agg(s.name ORDER BY s.id) AS names
+          FROM (SELECT p.id, p.name, row_number() OVER (ORDER BY random()) AS rn
+                FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id
+                WHERE q.name = '$QUEUE' AND q.tenant_id = '00000000-0000-0000-0000-000000000001') s
+          GROUP BY 1 HAVING count(*) = $K"
+  psql_q "CREATE UNIQUE INDEX ON $CHUNKS (k)"
+  chunks=$(psql_q "SELECT count(*) FROM $CHUNKS")
+  hashes="ARRAY(SELECT decode(md5(random()::text), 'hex') FROM generate_series(1, $K))"
+}
+
+# pgbench_script VAR SQL: a pgbench script file (kept in $scripts for clean-up) that draws :r, a chunk number, and
+# runs SQL; its path goes into the variable VAR.
+pgbench_script() {
+  local f
+  f=$(mktemp)
+  scripts+=("$f")
+  printf '\\set r random(0, %d)\n%s\n' $((chunks - 1)) "$2" > "$f"
+  eval "$1=$f"
 }

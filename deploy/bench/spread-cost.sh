@@ -38,31 +38,13 @@ scripts=()
 trap cleanup EXIT
 
 # The queue's partitions, each with one segment, and the chunks: PARTITIONS / K disjoint sets of K partitions each.
-psql_q "SELECT count(queen.log_push(NULL, '$QUEUE', 'p-' || p, 1, decode(md5(p::text), 'hex'), '\\x00'::bytea))
-        FROM generate_series(1, $PARTITIONS) p" > /dev/null
-psql_q "CREATE TABLE $CHUNKS AS
-        SELECT (s.rn - 1) / $K AS k, array_agg(s.id ORDER BY s.id) AS ids, array_agg(s.name ORDER BY s.id) AS names
-        FROM (SELECT p.id, p.name, row_number() OVER (ORDER BY random()) AS rn
-              FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id
-              WHERE q.name = '$QUEUE' AND q.tenant_id = '00000000-0000-0000-0000-000000000001') s
-        GROUP BY 1 HAVING count(*) = $K"
-psql_q "CREATE UNIQUE INDEX ON $CHUNKS (k)"
-chunks=$(psql_q "SELECT count(*) FROM $CHUNKS")
-
-hashes="ARRAY(SELECT decode(md5(random()::text), 'hex') FROM generate_series(1, $K))"
-script() { # name sql
-  local f
-  f=$(mktemp)
-  scripts+=("$f")
-  printf '\\set r random(0, %d)\n%s\n' $((chunks - 1)) "$2" > "$f"
-  eval "script_$1=$f"
-}
-script call "SELECT cardinality(c.ids) + cardinality(c.names) + cardinality($hashes) FROM $CHUNKS c WHERE c.k = :r;"
-script update "UPDATE queen.log_partitions p SET last_offset = p.last_offset + 1
+seed_chunks
+pgbench_script script_call "SELECT cardinality(c.ids) + cardinality(c.names) + cardinality($hashes) FROM $CHUNKS c WHERE c.k = :r;"
+pgbench_script script_update "UPDATE queen.log_partitions p SET last_offset = p.last_offset + 1
   FROM (SELECT unnest(c.ids) AS id, cardinality($hashes) AS h FROM $CHUNKS c WHERE c.k = :r) u WHERE p.id = u.id;"
 # A 110-byte blob per element stands for one compressed 200-byte frame (the SQL stores it, never decodes it); the
 # promise p_verified = max bigint about the hinted partition keeps every call on the fast path (no dedup probe).
-script push "SELECT count(*) FROM $CHUNKS c, queen.log_push_multi(
+pgbench_script script_push "SELECT count(*) FROM $CHUNKS c, queen.log_push_multi(
   array_fill(NULL::uuid, ARRAY[$K]), array_fill('$QUEUE'::text, ARRAY[$K]), c.names, array_fill(1, ARRAY[$K]),
   $hashes, array_fill(decode(repeat('a5', 110), 'hex'), ARRAY[$K]),
   array_fill(9223372036854775807::bigint, ARRAY[$K]), c.ids, c.ids, NULL) x WHERE c.k = :r;"
