@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongConsumer;
+import java.util.function.LongSupplier;
 
 /**
  * The log writer's adaptive fusion window (ENGINE.md §14 "push fusion"): whether the next bundle of live pushes leaves
@@ -31,15 +32,22 @@ final class FusionGate {
   private final int partitionsPerBundle;
   /** Arms a timer that calls the log writer back on its thread after the given nanoseconds. */
   private final LongConsumer timer;
+  /** Monotonic nanoseconds ({@link System#nanoTime} in the broker; a hand-moved clock in the unit test). */
+  private final LongSupplier clock;
   /** nanoTime at which the current hold ends; meaningful only while {@link #holding}. */
   private long holdUntil;
   private boolean holding;
   private boolean timerArmed;
 
   FusionGate(long holdMicros, int partitionsPerBundle, LongConsumer timer) {
+    this(holdMicros, partitionsPerBundle, timer, System::nanoTime);
+  }
+
+  FusionGate(long holdMicros, int partitionsPerBundle, LongConsumer timer, LongSupplier clock) {
     this.holdNanos = TimeUnit.MICROSECONDS.toNanos(Math.max(0, holdMicros));
     this.partitionsPerBundle = partitionsPerBundle;
     this.timer = timer;
+    this.clock = clock;
   }
 
   /** A gate whose timer runs {@code dispatch} on {@code context} (the log writer's) when a hold ends. */
@@ -69,7 +77,7 @@ final class FusionGate {
       if (frames >= TARGET_FRAMES || partitions >= partitionsPerBundle) return release();
     }
     if (partitions == 0) return false; // nothing could leave anyway; no hold starts
-    long now = System.nanoTime();
+    long now = clock.getAsLong();
     if (!holding) {
       holding = true;
       holdUntil = now + holdNanos;
