@@ -28,9 +28,21 @@
 --     it is locked (its queue was deleted meanwhile) raises QSTALE: nothing is written, and the broker forgets its
 --     hints and sends the bundle again.
 --   * statements, not rows, are most of the fixed cost of a call (executor start-up, snapshot, plan-cache checks), so
---     the steady state (every partition hinted, promises honoured) runs two: lock and check (validation, QCRYPT,
---     QSTALE and the fast-path test, from the elements and what the lock reads: last_offset, txns_start, the queue's
---     window and encryption flag), then write.
+--     the steady state (every partition hinted, promises honoured) runs two: the push locks (below), then check and
+--     write in one (validation, QCRYPT, QSTALE and the fast-path test, from the elements and what the statement reads:
+--     last_offset, txns_start, the queue's window and encryption flag; the write only when every element passes).
+--   * Push lock. Every writer of a partition's last_offset (log_push_multi, _log_push_into) first takes the
+--     transaction-scoped advisory lock (20821, hashtext(partition id)), and a transaction that takes several takes them
+--     in ascending key order, each key once (delete_queue too, before its row locks). It is memory only (no WAL, no
+--     row version), and it is what lets the steady state write with ONE statement and no separate row lock: while the
+--     locks are held nobody else moves these partitions' last_offset, and a statement started after they were taken
+--     reads the last holder's committed write (a transaction is visible before it releases its locks). The update then
+--     takes the row locks itself, in whatever order its plan visits the rows; that cannot deadlock with another push
+--     (it holds the advisory locks of every row it updates) nor with delete_queue (advisory locks first, same order).
+--     Key collisions (two partitions, one hash) only serialise two partitions' pushes; the order stays total.
+--     Retention locks one partition row at a time and never moves last_offset (a stale txns_start only makes the
+--     fast-path test stricter). The pre-lock path (a lock-and-check statement FOR NO KEY UPDATE in ascending id order,
+--     then the write or the per-element slow path) still runs whenever the one statement's checks do not all pass.
 --   * last_write_at moves at most once every 10 seconds (the pop's empty-scan floor allows 2 minutes of slack), so
 --     partition updates stay HOT (last_write_at is indexed).
 --   * log_segments has no foreign key (V12): every writer locks the partition row before it inserts (the lock a
@@ -99,6 +111,8 @@ DECLARE
     v_end     bigint;
     v_base    bigint;
 BEGIN
+    -- The partition's push lock (see the header, "Push lock") before its row: every writer of last_offset holds it.
+    PERFORM pg_advisory_xact_lock(20821, hashtext(p_pid::text));
     SELECT p.last_offset, p.txns_start, q.dedup_window_seconds
     INTO v_last, v_tstart, v_window
     FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id
@@ -240,6 +254,7 @@ DECLARE
     v_now     timestamptz;
     v_i       integer;
     v_r       jsonb;
+    v_written bigint;
 BEGIN
     IF p_encrypted IS NOT NULL AND cardinality(p_encrypted) <> v_n THEN
         RAISE EXCEPTION 'QMULTI misaligned arrays: queues=% encrypted=%', v_n, cardinality(p_encrypted) USING ERRCODE = 'QV104';
@@ -303,6 +318,76 @@ BEGIN
                 array_position(v_pids, NULL) - 1 USING ERRCODE = 'QV106';
         END IF;
     END IF;
+
+    -- The push locks of the bundle's partitions, in the one order every writer takes them (see the header). From here
+    -- on, no other transaction changes these partitions' last_offset until this one ends, and each statement below
+    -- takes a new snapshot that sees every write committed by an earlier holder.
+    PERFORM pg_advisory_xact_lock(20821, l.k)
+    FROM (SELECT DISTINCT hashtext(x::text) AS k FROM unnest(v_pids) x WHERE x IS NOT NULL ORDER BY 1) l;
+
+    -- The steady state in one statement: check (the same tests as the lock-and-check statement below, on what this
+    -- statement's snapshot reads) and, only when every element passes, write. The row locks are the update's own.
+    -- All or nothing: when the checks fail it writes nothing and returns no row, and the general path below decides
+    -- (refusals, dedup probes). A partition deleted after the snapshot is skipped by the update (its row is gone when
+    -- the update reaches it): fewer rows than elements, and QSTALE rolls back what was written.
+    BEGIN
+        v_now := clock_timestamp();
+        RETURN QUERY
+        WITH u AS (
+            SELECT u.pid, u.e, u.c, u.h, u.qn, u.b, u.ord,
+                   CASE WHEN p_expect IS NOT NULL AND u.x IS DISTINCT FROM u.pid THEN -1
+                        ELSE COALESCE(u.ver, -1) END AS ver
+            FROM unnest(v_pids, COALESCE(p_verified, array_fill(NULL::bigint, ARRAY[v_n])),
+                        COALESCE(p_expect, array_fill(NULL::uuid, ARRAY[v_n])),
+                        COALESCE(p_encrypted, array_fill(NULL::boolean, ARRAY[v_n])),
+                        p_counts, p_hashes, p_queues, p_blobs)
+                 WITH ORDINALITY AS u(pid, ver, x, e, c, h, qn, b, ord)
+        ), v AS (
+            SELECT u.*, k.id, k.lo, k.ts, k.win, k.enc
+            FROM u
+            LEFT JOIN (SELECT p.id, p.last_offset AS lo, p.txns_start AS ts, q.dedup_window_seconds AS win,
+                              q.encryption_enabled AS enc
+                       FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id
+                       WHERE p.id = ANY (v_pids)) k ON k.id = u.pid
+        ), chk AS MATERIALIZED (
+            -- COALESCE: bool_and skips a NULL, and a NULL here (a missing count, say) must fail the element.
+            SELECT count(DISTINCT v.pid) = v_n
+                   AND bool_and(COALESCE(v.id IS NOT NULL
+                                         AND NOT (v.enc AND v.e IS NOT TRUE)
+                                         AND v.c >= 1 AND v.h IS NOT NULL AND octet_length(v.h) = 16 * v.c
+                                         AND v.qn IS NOT NULL AND v.b IS NOT NULL
+                                         AND (COALESCE(v.win, 0) <= 0 OR v.lo <= GREATEST(v.ver, v.ts - 1)),
+                                         false)) AS ok
+            FROM v
+        ), upd AS (
+            UPDATE queen.log_partitions p SET
+                last_offset    = p.last_offset + v.c,
+                last_write_at  = CASE WHEN p.last_write_at < v_now - interval '10 seconds' THEN v_now ELSE p.last_write_at END,
+                oldest_live_at = COALESCE(p.oldest_live_at, v_now),
+                oldest_txn_at  = COALESCE(p.oldest_txn_at, v_now)
+            FROM v, chk
+            WHERE chk.ok AND p.id = v.pid
+            RETURNING p.id, p.last_offset AS end_off
+        ), x AS (
+            SELECT v.pid, v.c, v.h, v.b, v.win, v.ord, upd.end_off - v.c + 1 AS base, upd.end_off
+            FROM v JOIN upd ON upd.id = v.pid
+        ), seg AS (
+            INSERT INTO queen.log_segments (partition_id, base_offset, end_offset, created_at, blob)
+            SELECT x.pid, x.base, x.end_off, v_now, x.b FROM x
+        ), txn AS (
+            INSERT INTO queen.log_txns (partition_id, base_offset, end_offset, created_at, hashes)
+            SELECT x.pid, x.base, x.end_off, v_now, x.h FROM x
+        )
+        SELECT (x.ord - 1)::integer, 'queued'::text, x.pid, x.base, v_now, COALESCE(x.win, 0), NULL::jsonb
+        FROM x ORDER BY x.ord;
+        GET DIAGNOSTICS v_written = ROW_COUNT;
+        IF v_written = v_n THEN
+            RETURN;
+        END IF;
+        IF v_written > 0 THEN
+            RAISE EXCEPTION 'QSTALE % of % partitions of this bundle no longer exist', v_n - v_written, v_n USING ERRCODE = 'QV107';
+        END IF;
+    END;
 
     -- One statement locks every target partition and checks the bundle, the elements as given and against what the
     -- lock read; the refusals follow in the order QCRYPT, QMULTI/QPUSH, QSTALE.
