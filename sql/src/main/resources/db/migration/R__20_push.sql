@@ -41,8 +41,8 @@
 --     (it holds the advisory locks of every row it updates) nor with delete_queue (advisory locks first, same order).
 --     Key collisions (two partitions, one hash) only serialise two partitions' pushes; the order stays total.
 --     Retention locks one partition row at a time and never moves last_offset (a stale txns_start only makes the
---     fast-path test stricter). The pre-lock path (a lock-and-check statement FOR NO KEY UPDATE in ascending id order,
---     then the write or the per-element slow path) still runs whenever the one statement's checks do not all pass.
+--     fast-path test stricter). When the one statement's checks do not all pass, the general path runs: a
+--     lock-and-check statement (FOR NO KEY UPDATE in ascending id order), its refusals, then the per-element path.
 --   * last_write_at moves at most once every 10 seconds (the pop's empty-scan floor allows 2 minutes of slack), so
 --     partition updates stay HOT (last_write_at is indexed).
 --   * log_segments has no foreign key (V12): every writer locks the partition row before it inserts (the lock a
@@ -250,7 +250,6 @@ DECLARE
     v_gone    integer;
     v_wanted  integer;
     v_crypt   uuid[];
-    v_fast    boolean;
     v_now     timestamptz;
     v_i       integer;
     v_r       jsonb;
@@ -398,7 +397,7 @@ BEGIN
     --   * QMULTI/QPUSH: the first malformed element (no queue or blob, a count below 1, hashes not 16 bytes a frame).
     --   * QSTALE: the distinct partitions no element found locked.
     --   * the promises SQL honours: only where the element resolved to the partition the promise was made about.
-    --   * fast path (the broker's steady state): distinct partitions, none of which needs a dedup probe.
+    -- (The steady state never gets here: the one statement above wrote it.)
     WITH k AS MATERIALIZED (
         SELECT p.id, p.last_offset AS lo, p.txns_start AS ts, q.dedup_window_seconds AS win,
                q.id AS qid, q.encryption_enabled AS enc
@@ -421,10 +420,8 @@ BEGIN
            min(v.ord) FILTER (WHERE v.c IS NULL OR v.c < 1 OR v.h IS NULL OR octet_length(v.h) <> 16 * v.c
                                     OR v.qn IS NULL OR v.b IS NULL),
            count(DISTINCT v.pid) FILTER (WHERE v.id IS NULL), count(DISTINCT v.pid),
-           array_agg(v.ver ORDER BY v.ord), array_agg(v.win ORDER BY v.ord),
-           count(DISTINCT v.pid) = v_n
-               AND bool_and(COALESCE(v.win, 0) <= 0 OR v.lo <= GREATEST(v.ver, v.ts - 1))
-    INTO v_crypt, v_bad, v_gone, v_wanted, v_vers, v_windows, v_fast
+           array_agg(v.ver ORDER BY v.ord), array_agg(v.win ORDER BY v.ord)
+    INTO v_crypt, v_bad, v_gone, v_wanted, v_vers, v_windows
     FROM v;
     IF v_crypt IS NOT NULL THEN
         -- Each queue once, by name (a queue never changes its name, and a queue whose partitions this transaction has
@@ -448,35 +445,8 @@ BEGIN
         RAISE EXCEPTION 'QSTALE % of % partitions of this bundle no longer exist', v_gone, v_wanted USING ERRCODE = 'QV107';
     END IF;
 
-    IF v_fast THEN
-        v_now := clock_timestamp();
-        RETURN QUERY
-        WITH u AS (
-            SELECT * FROM unnest(v_pids, p_counts, p_hashes, p_blobs, v_windows) WITH ORDINALITY AS u(pid, cnt, h, b, win, ord)
-        ), upd AS (
-            UPDATE queen.log_partitions p SET
-                last_offset    = p.last_offset + u.cnt,
-                last_write_at  = CASE WHEN p.last_write_at < v_now - interval '10 seconds' THEN v_now ELSE p.last_write_at END,
-                oldest_live_at = COALESCE(p.oldest_live_at, v_now),
-                oldest_txn_at  = COALESCE(p.oldest_txn_at, v_now)
-            FROM u
-            WHERE p.id = u.pid
-            RETURNING p.id, p.last_offset AS end_off
-        ), x AS (
-            SELECT u.pid, u.cnt, u.h, u.b, u.win, u.ord, upd.end_off - u.cnt + 1 AS base, upd.end_off
-            FROM u JOIN upd ON upd.id = u.pid
-        ), seg AS (
-            INSERT INTO queen.log_segments (partition_id, base_offset, end_offset, created_at, blob)
-            SELECT x.pid, x.base, x.end_off, v_now, x.b FROM x
-        ), txn AS (
-            INSERT INTO queen.log_txns (partition_id, base_offset, end_offset, created_at, hashes)
-            SELECT x.pid, x.base, x.end_off, v_now, x.h FROM x
-        )
-        SELECT (x.ord - 1)::integer, 'queued'::text, x.pid, x.base, v_now, COALESCE(x.win, 0), NULL::jsonb
-        FROM x ORDER BY x.ord;
-        RETURN;
-    END IF;
-
+    -- Nothing refused, and the one statement above found a dedup probe needed (or a partition twice in the bundle):
+    -- each element through the per-segment allocator, under the row locks taken above.
     FOR v_i IN 1 .. v_n LOOP
         v_r := queen._log_push_into(v_pids[v_i], p_counts[v_i], p_hashes[v_i], p_blobs[v_i], v_vers[v_i]);
         idx := v_i - 1;

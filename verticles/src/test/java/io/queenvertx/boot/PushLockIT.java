@@ -43,6 +43,42 @@ class PushLockIT {
     return DriverManager.getConnection(Migrations.jdbcUrl(db), db.user(), db.password());
   }
 
+  /** What one session does with its own connection. */
+  @FunctionalInterface
+  interface Session {
+    void run(Statement st) throws SQLException;
+  }
+
+  /** Runs each session on its own connection and thread, all at once; what they threw. */
+  private static List<Throwable> concurrently(Config.Database db, List<Session> sessions) throws Exception {
+    List<Throwable> errors = new CopyOnWriteArrayList<>();
+    ExecutorService pool = Executors.newFixedThreadPool(sessions.size());
+    try {
+      List<Future<?>> runs = new ArrayList<>();
+      for (Session s : sessions) {
+        runs.add(pool.submit(() -> {
+          try (Connection c = connect(db); Statement st = c.createStatement()) {
+            s.run(st);
+          } catch (SQLException e) {
+            errors.add(e);
+          }
+        }));
+      }
+      for (Future<?> f : runs) f.get();
+    } finally {
+      pool.shutdownNow();
+    }
+    return errors;
+  }
+
+  /** A random order of the partitions' indexes. */
+  private static List<Integer> shuffled(Random rnd) {
+    List<Integer> order = new ArrayList<>();
+    for (int p = 0; p < PARTITIONS; p++) order.add(p);
+    Collections.shuffle(order, rnd);
+    return order;
+  }
+
   /** log_push_multi of one frame per partition in {@code pids} (in that order), hinted; the queued count. */
   private static int pushBundle(Statement st, String queue, List<String> pids, List<String> names, boolean promise,
                                 String tag) throws SQLException {
@@ -114,56 +150,36 @@ class PushLockIT {
       st.execute("UPDATE queen.queues SET dedup_window_seconds = 3600 WHERE name = '" + queue + "'");
       pids = pids(st, queue);
     }
-    List<Throwable> errors = new CopyOnWriteArrayList<>();
     AtomicLong queued = new AtomicLong(PARTITIONS);
-    ExecutorService pool = Executors.newFixedThreadPool(SESSIONS + 1);
-    try {
-      List<Future<?>> runs = new ArrayList<>();
-      for (int s = 0; s < SESSIONS; s++) {
-        int session = s;
-        runs.add(pool.submit(() -> {
-          Random rnd = new Random(session);
-          try (Connection c = connect(db); Statement st = c.createStatement()) {
-            for (int call = 0; call < CALLS; call++) {
-              List<Integer> order = new ArrayList<>();
-              for (int p = 0; p < PARTITIONS; p++) order.add(p);
-              Collections.shuffle(order, rnd);
-              List<Integer> pick = order.subList(0, 2 + rnd.nextInt(PARTITIONS - 1));
-              List<String> ids = new ArrayList<>();
-              List<String> ns = new ArrayList<>();
-              for (int p : pick) {
-                ids.add(pids.get(p));
-                ns.add(names.get(p));
-              }
-              try {
-                queued.addAndGet(pushBundle(st, queue, ids, ns, call % 5 != 0, "s" + session + "-" + call));
-              } catch (SQLException e) {
-                errors.add(e);
-              }
-            }
-          } catch (SQLException e) {
-            errors.add(e);
+    List<Session> sessions = new ArrayList<>();
+    for (int s = 0; s < SESSIONS; s++) {
+      int session = s;
+      sessions.add(st -> {
+        Random rnd = new Random(session);
+        for (int call = 0; call < CALLS; call++) {
+          List<Integer> pick = shuffled(rnd).subList(0, 2 + rnd.nextInt(PARTITIONS - 1));
+          List<String> ids = new ArrayList<>();
+          List<String> ns = new ArrayList<>();
+          for (int p : pick) {
+            ids.add(pids.get(p));
+            ns.add(names.get(p));
           }
-        }));
-      }
-      // single-segment pushes (the transactions' and DLQ moves' allocator) to the same partitions
-      runs.add(pool.submit(() -> {
-        try (Connection c = connect(db); Statement st = c.createStatement()) {
-          for (int i = 0; i < CALLS; i++) {
-            try (ResultSet rs = st.executeQuery("SELECT queen.log_push(NULL, '" + queue + "', 'p" + (i % PARTITIONS)
-                + "', 1, decode(md5('single-" + i + "'), 'hex'), '\\x00'::bytea)->>'status'")) {
-              rs.next();
-              if ("queued".equals(rs.getString(1))) queued.incrementAndGet();
-            }
-          }
-        } catch (SQLException e) {
-          errors.add(e);
+          // every fifth call without a promise: the per-element path, row locks in id order, then a probe each
+          queued.addAndGet(pushBundle(st, queue, ids, ns, call % 5 != 0, "s" + session + "-" + call));
         }
-      }));
-      for (Future<?> f : runs) f.get();
-    } finally {
-      pool.shutdownNow();
+      });
     }
+    // single-segment pushes (the transactions' and DLQ moves' allocator) to the same partitions
+    sessions.add(st -> {
+      for (int i = 0; i < CALLS; i++) {
+        try (ResultSet rs = st.executeQuery("SELECT queen.log_push(NULL, '" + queue + "', 'p" + (i % PARTITIONS)
+            + "', 1, decode(md5('single-" + i + "'), 'hex'), '\\x00'::bytea)->>'status'")) {
+          rs.next();
+          if ("queued".equals(rs.getString(1))) queued.incrementAndGet();
+        }
+      }
+    });
+    List<Throwable> errors = concurrently(db, sessions);
     assertThat(errors).as("no call failed (a deadlock would be SQLSTATE 40P01)").isEmpty();
 
     try (Connection c = connect(db); Statement st = c.createStatement()) {
@@ -198,55 +214,37 @@ class PushLockIT {
       provision(st, queue);
       current.put(queue, pids(st, queue));
     }
-    List<Throwable> errors = new CopyOnWriteArrayList<>();
-    AtomicLong stale = new AtomicLong();
     AtomicLong written = new AtomicLong();
-    ExecutorService pool = Executors.newFixedThreadPool(SESSIONS + 1);
-    try {
-      List<Future<?>> runs = new ArrayList<>();
-      for (int s = 0; s < SESSIONS; s++) {
-        int session = s;
-        runs.add(pool.submit(() -> {
-          Random rnd = new Random(100 + session);
-          try (Connection c = connect(db); Statement st = c.createStatement()) {
-            for (int call = 0; call < CALLS; call++) {
-              List<String> all = current.get(queue);
-              List<Integer> order = new ArrayList<>();
-              for (int p = 0; p < PARTITIONS; p++) order.add(p);
-              Collections.shuffle(order, rnd);
-              List<String> ids = new ArrayList<>();
-              List<String> ns = new ArrayList<>();
-              for (int p : order) {
-                ids.add(all.get(p));
-                ns.add(names.get(p));
-              }
-              try {
-                written.addAndGet(pushBundle(st, queue, ids, ns, true, "d" + session + "-" + call));
-              } catch (PSQLException e) {
-                if ("QV107".equals(e.getSQLState())) stale.incrementAndGet();
-                else errors.add(e);
-              }
-            }
-          } catch (SQLException e) {
-            errors.add(e);
+    List<Session> sessions = new ArrayList<>();
+    for (int s = 0; s < SESSIONS; s++) {
+      int session = s;
+      sessions.add(st -> {
+        Random rnd = new Random(100 + session);
+        for (int call = 0; call < CALLS; call++) {
+          List<String> all = current.get(queue);
+          List<String> ids = new ArrayList<>();
+          List<String> ns = new ArrayList<>();
+          for (int p : shuffled(rnd)) {
+            ids.add(all.get(p));
+            ns.add(names.get(p));
           }
-        }));
-      }
-      runs.add(pool.submit(() -> {
-        try (Connection c = connect(db); Statement st = c.createStatement()) {
-          for (int round = 0; round < 15; round++) {
-            st.execute("SELECT queen.delete_queue(NULL, '" + queue + "')");
-            provision(st, queue);
-            current.put(queue, pids(st, queue));
+          try {
+            written.addAndGet(pushBundle(st, queue, ids, ns, true, "d" + session + "-" + call));
+          } catch (PSQLException e) {
+            // a hint of a deleted queue's partition: QSTALE, which the broker answers by resolving names again
+            if (!"QV107".equals(e.getSQLState())) throw e;
           }
-        } catch (SQLException e) {
-          errors.add(e);
         }
-      }));
-      for (Future<?> f : runs) f.get();
-    } finally {
-      pool.shutdownNow();
+      });
     }
+    sessions.add(st -> {
+      for (int round = 0; round < 15; round++) {
+        st.execute("SELECT queen.delete_queue(NULL, '" + queue + "')");
+        provision(st, queue);
+        current.put(queue, pids(st, queue));
+      }
+    });
+    List<Throwable> errors = concurrently(db, sessions);
     assertThat(errors).as("no call failed but with QSTALE (a deadlock would be SQLSTATE 40P01)").isEmpty();
     assertThat(written.get()).as("pushes landed between the deletions").isPositive();
   }
