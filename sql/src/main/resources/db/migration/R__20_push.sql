@@ -7,6 +7,7 @@
 --   _log_push_into         the per-segment allocator of the slow path, of log_push and of DLQ moves
 --   _log_check_encryption  plaintext never lands on an encrypted queue (also called by transactions)
 --   _log_partition_lookup  log_push_multi's name-to-partition probe (inlined)
+--   _log_push_elements     log_push_multi's elements with the promises it honours (inlined)
 --   log_segment_at         the covering segment of an offset (also the decoder's segment fetch)
 --   log_dedup_head         where a dedup-cache warm-up starts (DedupReader)
 --   log_dedup_txns         a page of a partition's log_txns rows, for the dedup cache (DedupReader)
@@ -208,6 +209,26 @@ AS $$
     LIMIT 1
 $$;
 
+-- log_push_multi's elements, one row each with its 1-based position (ord), and the dedup promise SQL honours (ver):
+-- p_verified[i] only where the element resolved to the partition the promise was made about (p_expect[i]; a NULL
+-- p_expect means as given), else -1 (probe everything). NULL p_verified / p_expect / p_encrypted arrays mean all NULL.
+-- Plain SQL, IMMUTABLE, no SET clause: both of log_push_multi's check statements inline it.
+CREATE OR REPLACE FUNCTION queen._log_push_elements(p_pids uuid[], p_verified bigint[], p_expect uuid[],
+                                                   p_encrypted boolean[], p_counts integer[], p_hashes bytea[],
+                                                   p_queues text[], p_blobs bytea[])
+RETURNS TABLE (ord bigint, pid uuid, ver bigint, e boolean, c integer, h bytea, qn text, b bytea)
+LANGUAGE sql IMMUTABLE
+AS $$
+    SELECT u.ord, u.pid,
+           CASE WHEN p_expect IS NOT NULL AND u.x IS DISTINCT FROM u.pid THEN -1 ELSE COALESCE(u.ver, -1) END,
+           u.e, u.c, u.h, u.qn, u.b
+    FROM unnest(p_pids, COALESCE(p_verified, array_fill(NULL::bigint, ARRAY[cardinality(p_pids)])),
+                COALESCE(p_expect, array_fill(NULL::uuid, ARRAY[cardinality(p_pids)])),
+                COALESCE(p_encrypted, array_fill(NULL::boolean, ARRAY[cardinality(p_pids)])),
+                p_counts, p_hashes, p_queues, p_blobs)
+         WITH ORDINALITY AS u(pid, ver, x, e, c, h, qn, b, ord)
+$$;
+
 -- Push many segments in one transaction (ENGINE §3.5), with the broker's dedup promise (ENGINE §3.3 "verified", §3.6
 -- "broker dedup cache"). One result row per element, in input order. Provisioning sorted by unique key; every target
 -- partition locked up front in ascending id order; the same partition may appear twice (offsets stay dense).
@@ -333,14 +354,8 @@ BEGIN
         v_now := clock_timestamp();
         RETURN QUERY
         WITH u AS (
-            SELECT u.pid, u.e, u.c, u.h, u.qn, u.b, u.ord,
-                   CASE WHEN p_expect IS NOT NULL AND u.x IS DISTINCT FROM u.pid THEN -1
-                        ELSE COALESCE(u.ver, -1) END AS ver
-            FROM unnest(v_pids, COALESCE(p_verified, array_fill(NULL::bigint, ARRAY[v_n])),
-                        COALESCE(p_expect, array_fill(NULL::uuid, ARRAY[v_n])),
-                        COALESCE(p_encrypted, array_fill(NULL::boolean, ARRAY[v_n])),
-                        p_counts, p_hashes, p_queues, p_blobs)
-                 WITH ORDINALITY AS u(pid, ver, x, e, c, h, qn, b, ord)
+            SELECT * FROM queen._log_push_elements(v_pids, p_verified, p_expect, p_encrypted, p_counts, p_hashes,
+                                                   p_queues, p_blobs)
         ), v AS (
             SELECT u.*, k.id, k.lo, k.ts, k.win, k.enc
             FROM u
@@ -406,14 +421,9 @@ BEGIN
         ORDER BY p.id
         FOR NO KEY UPDATE OF p
     ), v AS (
-        SELECT u.ord, u.pid, u.e, u.c, u.h, u.qn, u.b, k.id, k.lo, k.ts, k.win, k.qid, k.enc,
-               CASE WHEN p_expect IS NOT NULL AND u.x IS DISTINCT FROM u.pid THEN -1
-                    ELSE COALESCE(u.ver, -1) END AS ver
-        FROM unnest(v_pids, COALESCE(p_verified, array_fill(NULL::bigint, ARRAY[v_n])),
-                    COALESCE(p_expect, array_fill(NULL::uuid, ARRAY[v_n])),
-                    COALESCE(p_encrypted, array_fill(NULL::boolean, ARRAY[v_n])),
-                    p_counts, p_hashes, p_queues, p_blobs)
-             WITH ORDINALITY AS u(pid, ver, x, e, c, h, qn, b, ord)
+        SELECT u.ord, u.pid, u.e, u.c, u.h, u.qn, u.b, k.id, k.lo, k.ts, k.win, k.qid, k.enc, u.ver
+        FROM queen._log_push_elements(v_pids, p_verified, p_expect, p_encrypted, p_counts, p_hashes, p_queues,
+                                      p_blobs) u
         LEFT JOIN k ON k.id = u.pid
     )
     SELECT array_agg(v.qid) FILTER (WHERE v.enc AND v.e IS NOT TRUE),
