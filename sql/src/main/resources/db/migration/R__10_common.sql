@@ -13,7 +13,8 @@
 --     byte budget reads the uncompressedLength field of the segment header, R__30_pop.sql.)
 --   * Positions are one dense BIGINT offset per partition. A segment covers [base_offset, end_offset] (inclusive).
 --   * log_consumers.committed is the LAST acked offset (next wanted = committed + 1); a lease covers (committed, batch_end].
---   * Lock order (ENGINE §1.4): queues -> log_partitions (ascending id) -> log_consumers (ascending partition_id, group)
+--   * Lock order (ENGINE §1.4): queues -> the partitions' push locks (advisory, ascending key; R__20_push.sql) ->
+--     log_partitions (ascending id, or any order under the push locks) -> log_consumers (ascending partition_id, group)
 --     -> insert-only tables. Pushes take the partition row with FOR NO KEY UPDATE (not FOR UPDATE): it serialises pushes
 --     exactly the same way, but does not conflict with the FOR KEY SHARE lock that FK checks take, so a pop inserting a
 --     cursor row (FK -> log_partitions) never waits behind an in-flight push. Pops never wait: SKIP LOCKED + try locks.

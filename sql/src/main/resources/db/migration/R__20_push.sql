@@ -7,6 +7,7 @@
 --   _log_push_into         the per-segment allocator of the slow path, of log_push and of DLQ moves
 --   _log_check_encryption  plaintext never lands on an encrypted queue (also called by transactions)
 --   _log_partition_lookup  log_push_multi's name-to-partition probe (inlined)
+--   _log_push_elements     log_push_multi's elements with the promises it honours (inlined)
 --   log_segment_at         the covering segment of an offset (also the decoder's segment fetch)
 --   log_dedup_head         where a dedup-cache warm-up starts (DedupReader)
 --   log_dedup_txns         a page of a partition's log_txns rows, for the dedup cache (DedupReader)
@@ -28,9 +29,21 @@
 --     it is locked (its queue was deleted meanwhile) raises QSTALE: nothing is written, and the broker forgets its
 --     hints and sends the bundle again.
 --   * statements, not rows, are most of the fixed cost of a call (executor start-up, snapshot, plan-cache checks), so
---     the steady state (every partition hinted, promises honoured) runs two: lock and check (validation, QCRYPT,
---     QSTALE and the fast-path test, from the elements and what the lock reads: last_offset, txns_start, the queue's
---     window and encryption flag), then write.
+--     the steady state (every partition hinted, promises honoured) runs two: the push locks (below), then check and
+--     write in one (validation, QCRYPT, QSTALE and the fast-path test, from the elements and what the statement reads:
+--     last_offset, txns_start, the queue's window and encryption flag; the write only when every element passes).
+--   * Push lock. Every writer of a partition's last_offset (log_push_multi, _log_push_into) first takes the
+--     transaction-scoped advisory lock (20821, hashtext(partition id)), and a transaction that takes several takes them
+--     in ascending key order, each key once (delete_queue too, before its row locks). It is memory only (no WAL, no
+--     row version), and it is what lets the steady state write with ONE statement and no separate row lock: while the
+--     locks are held nobody else moves these partitions' last_offset, and a statement started after they were taken
+--     reads the last holder's committed write (a transaction is visible before it releases its locks). The update then
+--     takes the row locks itself, in whatever order its plan visits the rows; that cannot deadlock with another push
+--     (it holds the advisory locks of every row it updates) nor with delete_queue (advisory locks first, same order).
+--     Key collisions (two partitions, one hash) only serialise two partitions' pushes; the order stays total.
+--     Retention locks one partition row at a time and never moves last_offset (a stale txns_start only makes the
+--     fast-path test stricter). When the one statement's checks do not all pass, the general path runs: a
+--     lock-and-check statement (FOR NO KEY UPDATE in ascending id order), its refusals, then the per-element path.
 --   * last_write_at moves at most once every 10 seconds (the pop's empty-scan floor allows 2 minutes of slack), so
 --     partition updates stay HOT (last_write_at is indexed).
 --   * log_segments has no foreign key (V12): every writer locks the partition row before it inserts (the lock a
@@ -99,6 +112,8 @@ DECLARE
     v_end     bigint;
     v_base    bigint;
 BEGIN
+    -- The partition's push lock (see the header, "Push lock") before its row: every writer of last_offset holds it.
+    PERFORM pg_advisory_xact_lock(20821, hashtext(p_pid::text));
     SELECT p.last_offset, p.txns_start, q.dedup_window_seconds
     INTO v_last, v_tstart, v_window
     FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id
@@ -194,6 +209,26 @@ AS $$
     LIMIT 1
 $$;
 
+-- log_push_multi's elements, one row each with its 1-based position (ord), and the dedup promise SQL honours (ver):
+-- p_verified[i] only where the element resolved to the partition the promise was made about (p_expect[i]; a NULL
+-- p_expect means as given), else -1 (probe everything). NULL p_verified / p_expect / p_encrypted arrays mean all NULL.
+-- Plain SQL, IMMUTABLE, no SET clause: both of log_push_multi's check statements inline it.
+CREATE OR REPLACE FUNCTION queen._log_push_elements(p_pids uuid[], p_verified bigint[], p_expect uuid[],
+                                                   p_encrypted boolean[], p_counts integer[], p_hashes bytea[],
+                                                   p_queues text[], p_blobs bytea[])
+RETURNS TABLE (ord bigint, pid uuid, ver bigint, e boolean, c integer, h bytea, qn text, b bytea)
+LANGUAGE sql IMMUTABLE
+AS $$
+    SELECT u.ord, u.pid,
+           CASE WHEN p_expect IS NOT NULL AND u.x IS DISTINCT FROM u.pid THEN -1 ELSE COALESCE(u.ver, -1) END,
+           u.e, u.c, u.h, u.qn, u.b
+    FROM unnest(p_pids, COALESCE(p_verified, array_fill(NULL::bigint, ARRAY[cardinality(p_pids)])),
+                COALESCE(p_expect, array_fill(NULL::uuid, ARRAY[cardinality(p_pids)])),
+                COALESCE(p_encrypted, array_fill(NULL::boolean, ARRAY[cardinality(p_pids)])),
+                p_counts, p_hashes, p_queues, p_blobs)
+         WITH ORDINALITY AS u(pid, ver, x, e, c, h, qn, b, ord)
+$$;
+
 -- Push many segments in one transaction (ENGINE §3.5), with the broker's dedup promise (ENGINE §3.3 "verified", §3.6
 -- "broker dedup cache"). One result row per element, in input order. Provisioning sorted by unique key; every target
 -- partition locked up front in ascending id order; the same partition may appear twice (offsets stay dense).
@@ -236,10 +271,10 @@ DECLARE
     v_gone    integer;
     v_wanted  integer;
     v_crypt   uuid[];
-    v_fast    boolean;
     v_now     timestamptz;
     v_i       integer;
     v_r       jsonb;
+    v_written bigint;
 BEGIN
     IF p_encrypted IS NOT NULL AND cardinality(p_encrypted) <> v_n THEN
         RAISE EXCEPTION 'QMULTI misaligned arrays: queues=% encrypted=%', v_n, cardinality(p_encrypted) USING ERRCODE = 'QV104';
@@ -304,6 +339,70 @@ BEGIN
         END IF;
     END IF;
 
+    -- The push locks of the bundle's partitions, in the one order every writer takes them (see the header). From here
+    -- on, no other transaction changes these partitions' last_offset until this one ends, and each statement below
+    -- takes a new snapshot that sees every write committed by an earlier holder.
+    PERFORM pg_advisory_xact_lock(20821, l.k)
+    FROM (SELECT DISTINCT hashtext(x::text) AS k FROM unnest(v_pids) x WHERE x IS NOT NULL ORDER BY 1) l;
+
+    -- The steady state in one statement: check (the same tests as the lock-and-check statement below, on what this
+    -- statement's snapshot reads) and, only when every element passes, write. The row locks are the update's own.
+    -- All or nothing: when the checks fail it writes nothing and returns no row, and the general path below decides
+    -- (refusals, dedup probes). A partition deleted after the snapshot is skipped by the update (its row is gone when
+    -- the update reaches it): fewer rows than elements, and QSTALE rolls back what was written.
+    BEGIN
+        v_now := clock_timestamp();
+        RETURN QUERY
+        WITH u AS (
+            SELECT * FROM queen._log_push_elements(v_pids, p_verified, p_expect, p_encrypted, p_counts, p_hashes,
+                                                   p_queues, p_blobs)
+        ), v AS (
+            SELECT u.*, k.id, k.lo, k.ts, k.win, k.enc
+            FROM u
+            LEFT JOIN (SELECT p.id, p.last_offset AS lo, p.txns_start AS ts, q.dedup_window_seconds AS win,
+                              q.encryption_enabled AS enc
+                       FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id
+                       WHERE p.id = ANY (v_pids)) k ON k.id = u.pid
+        ), chk AS MATERIALIZED (
+            -- COALESCE: bool_and skips a NULL, and a NULL here (a missing count, say) must fail the element.
+            SELECT count(DISTINCT v.pid) = v_n
+                   AND bool_and(COALESCE(v.id IS NOT NULL
+                                         AND NOT (v.enc AND v.e IS NOT TRUE)
+                                         AND v.c >= 1 AND v.h IS NOT NULL AND octet_length(v.h) = 16 * v.c
+                                         AND v.qn IS NOT NULL AND v.b IS NOT NULL
+                                         AND (COALESCE(v.win, 0) <= 0 OR v.lo <= GREATEST(v.ver, v.ts - 1)),
+                                         false)) AS ok
+            FROM v
+        ), upd AS (
+            UPDATE queen.log_partitions p SET
+                last_offset    = p.last_offset + v.c,
+                last_write_at  = CASE WHEN p.last_write_at < v_now - interval '10 seconds' THEN v_now ELSE p.last_write_at END,
+                oldest_live_at = COALESCE(p.oldest_live_at, v_now),
+                oldest_txn_at  = COALESCE(p.oldest_txn_at, v_now)
+            FROM v, chk
+            WHERE chk.ok AND p.id = v.pid
+            RETURNING p.id, p.last_offset AS end_off
+        ), x AS (
+            SELECT v.pid, v.c, v.h, v.b, v.win, v.ord, upd.end_off - v.c + 1 AS base, upd.end_off
+            FROM v JOIN upd ON upd.id = v.pid
+        ), seg AS (
+            INSERT INTO queen.log_segments (partition_id, base_offset, end_offset, created_at, blob)
+            SELECT x.pid, x.base, x.end_off, v_now, x.b FROM x
+        ), txn AS (
+            INSERT INTO queen.log_txns (partition_id, base_offset, end_offset, created_at, hashes)
+            SELECT x.pid, x.base, x.end_off, v_now, x.h FROM x
+        )
+        SELECT (x.ord - 1)::integer, 'queued'::text, x.pid, x.base, v_now, COALESCE(x.win, 0), NULL::jsonb
+        FROM x ORDER BY x.ord;
+        GET DIAGNOSTICS v_written = ROW_COUNT;
+        IF v_written = v_n THEN
+            RETURN;
+        END IF;
+        IF v_written > 0 THEN
+            RAISE EXCEPTION 'QSTALE % of % partitions of this bundle no longer exist', v_n - v_written, v_n USING ERRCODE = 'QV107';
+        END IF;
+    END;
+
     -- One statement locks every target partition and checks the bundle, the elements as given and against what the
     -- lock read; the refusals follow in the order QCRYPT, QMULTI/QPUSH, QSTALE.
     --   * Deadlock-free lock: the materialized CTE is LockRows above the Sort, so rows lock in ascending id order;
@@ -313,7 +412,7 @@ BEGIN
     --   * QMULTI/QPUSH: the first malformed element (no queue or blob, a count below 1, hashes not 16 bytes a frame).
     --   * QSTALE: the distinct partitions no element found locked.
     --   * the promises SQL honours: only where the element resolved to the partition the promise was made about.
-    --   * fast path (the broker's steady state): distinct partitions, none of which needs a dedup probe.
+    -- (The steady state never gets here: the one statement above wrote it.)
     WITH k AS MATERIALIZED (
         SELECT p.id, p.last_offset AS lo, p.txns_start AS ts, q.dedup_window_seconds AS win,
                q.id AS qid, q.encryption_enabled AS enc
@@ -322,24 +421,17 @@ BEGIN
         ORDER BY p.id
         FOR NO KEY UPDATE OF p
     ), v AS (
-        SELECT u.ord, u.pid, u.e, u.c, u.h, u.qn, u.b, k.id, k.lo, k.ts, k.win, k.qid, k.enc,
-               CASE WHEN p_expect IS NOT NULL AND u.x IS DISTINCT FROM u.pid THEN -1
-                    ELSE COALESCE(u.ver, -1) END AS ver
-        FROM unnest(v_pids, COALESCE(p_verified, array_fill(NULL::bigint, ARRAY[v_n])),
-                    COALESCE(p_expect, array_fill(NULL::uuid, ARRAY[v_n])),
-                    COALESCE(p_encrypted, array_fill(NULL::boolean, ARRAY[v_n])),
-                    p_counts, p_hashes, p_queues, p_blobs)
-             WITH ORDINALITY AS u(pid, ver, x, e, c, h, qn, b, ord)
+        SELECT u.ord, u.pid, u.e, u.c, u.h, u.qn, u.b, k.id, k.lo, k.ts, k.win, k.qid, k.enc, u.ver
+        FROM queen._log_push_elements(v_pids, p_verified, p_expect, p_encrypted, p_counts, p_hashes, p_queues,
+                                      p_blobs) u
         LEFT JOIN k ON k.id = u.pid
     )
     SELECT array_agg(v.qid) FILTER (WHERE v.enc AND v.e IS NOT TRUE),
            min(v.ord) FILTER (WHERE v.c IS NULL OR v.c < 1 OR v.h IS NULL OR octet_length(v.h) <> 16 * v.c
                                     OR v.qn IS NULL OR v.b IS NULL),
            count(DISTINCT v.pid) FILTER (WHERE v.id IS NULL), count(DISTINCT v.pid),
-           array_agg(v.ver ORDER BY v.ord), array_agg(v.win ORDER BY v.ord),
-           count(DISTINCT v.pid) = v_n
-               AND bool_and(COALESCE(v.win, 0) <= 0 OR v.lo <= GREATEST(v.ver, v.ts - 1))
-    INTO v_crypt, v_bad, v_gone, v_wanted, v_vers, v_windows, v_fast
+           array_agg(v.ver ORDER BY v.ord), array_agg(v.win ORDER BY v.ord)
+    INTO v_crypt, v_bad, v_gone, v_wanted, v_vers, v_windows
     FROM v;
     IF v_crypt IS NOT NULL THEN
         -- Each queue once, by name (a queue never changes its name, and a queue whose partitions this transaction has
@@ -363,35 +455,8 @@ BEGIN
         RAISE EXCEPTION 'QSTALE % of % partitions of this bundle no longer exist', v_gone, v_wanted USING ERRCODE = 'QV107';
     END IF;
 
-    IF v_fast THEN
-        v_now := clock_timestamp();
-        RETURN QUERY
-        WITH u AS (
-            SELECT * FROM unnest(v_pids, p_counts, p_hashes, p_blobs, v_windows) WITH ORDINALITY AS u(pid, cnt, h, b, win, ord)
-        ), upd AS (
-            UPDATE queen.log_partitions p SET
-                last_offset    = p.last_offset + u.cnt,
-                last_write_at  = CASE WHEN p.last_write_at < v_now - interval '10 seconds' THEN v_now ELSE p.last_write_at END,
-                oldest_live_at = COALESCE(p.oldest_live_at, v_now),
-                oldest_txn_at  = COALESCE(p.oldest_txn_at, v_now)
-            FROM u
-            WHERE p.id = u.pid
-            RETURNING p.id, p.last_offset AS end_off
-        ), x AS (
-            SELECT u.pid, u.cnt, u.h, u.b, u.win, u.ord, upd.end_off - u.cnt + 1 AS base, upd.end_off
-            FROM u JOIN upd ON upd.id = u.pid
-        ), seg AS (
-            INSERT INTO queen.log_segments (partition_id, base_offset, end_offset, created_at, blob)
-            SELECT x.pid, x.base, x.end_off, v_now, x.b FROM x
-        ), txn AS (
-            INSERT INTO queen.log_txns (partition_id, base_offset, end_offset, created_at, hashes)
-            SELECT x.pid, x.base, x.end_off, v_now, x.h FROM x
-        )
-        SELECT (x.ord - 1)::integer, 'queued'::text, x.pid, x.base, v_now, COALESCE(x.win, 0), NULL::jsonb
-        FROM x ORDER BY x.ord;
-        RETURN;
-    END IF;
-
+    -- Nothing refused, and the one statement above found a dedup probe needed (or a partition twice in the bundle):
+    -- each element through the per-segment allocator, under the row locks taken above.
     FOR v_i IN 1 .. v_n LOOP
         v_r := queen._log_push_into(v_pids[v_i], p_counts[v_i], p_hashes[v_i], p_blobs[v_i], v_vers[v_i]);
         idx := v_i - 1;

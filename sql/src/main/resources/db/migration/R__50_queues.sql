@@ -252,6 +252,10 @@ BEGIN
         RETURN jsonb_build_object('deleted', true, 'queue', p_queue, 'existed', false, 'partitionIds', '[]'::jsonb);
     END IF;
 
+    -- The partitions' push locks first, in the pushes' order (R__20_push.sql, "Push lock"): a push that holds them
+    -- updates its rows in any order, so taking the rows first could deadlock with it.
+    PERFORM pg_advisory_xact_lock(20821, l.k)
+    FROM (SELECT DISTINCT hashtext(p.id::text) AS k FROM queen.log_partitions p WHERE p.queue_id = v_qid ORDER BY 1) l;
     SELECT COALESCE(array_agg(l.id ORDER BY l.id), '{}') INTO v_pids
     FROM (SELECT p.id FROM queen.log_partitions p WHERE p.queue_id = v_qid ORDER BY p.id FOR UPDATE) l;
 

@@ -23,8 +23,9 @@ import org.postgresql.util.PSQLException;
  * plaintext frames for a queue whose encryption_enabled is set raises QCRYPT naming the queues, sorted, and nothing is
  * written, whether the element comes with a partition hint (the broker's steady state) or resolves by name, and
  * whether its partition exists or would be provisioned. Encrypted elements pass on any queue; QCRYPT comes before the
- * other refusals. The steady state (a bundle hinted throughout) runs two statements inside the function, each an index
- * probe under its generic plan; the check costs none of its own.
+ * other refusals. The steady state (a bundle hinted throughout) runs two statements inside the function, the push
+ * locks and then check-and-write (index probes under its generic plan, no separate row lock); the check costs none of
+ * its own.
  */
 class PushMultiEncryptionIT {
   private static final String T1 = "00000000-0000-0000-0000-000000000001";
@@ -222,12 +223,15 @@ class PushMultiEncryptionIT {
       st.execute("SET auto_explain.log_nested_statements = on");
       st.execute("SET auto_explain.log_level = notice");
       List<String> steady = nested(st, call(hinted.toArray(El[]::new)));
-      assertThat(steady).as("lock and check, then write").hasSize(2);
-      assertThat(steady.get(0)).contains("LockRows", "Index Cond: (id = ANY");
-      assertThat(steady.get(1)).contains("Update on log_partitions", "Insert on log_segments", "Insert on log_txns");
-      assertThat(String.join("\n", steady)).doesNotContain("Seq Scan");
+      assertThat(steady).as("the push locks, then check and write in one").hasSize(2);
+      assertThat(steady.get(0)).contains("pg_advisory_xact_lock").doesNotContain("log_partitions");
+      assertThat(steady.get(1)).contains("Index Cond: (id = ANY", "Update on log_partitions", "Insert on log_segments",
+          "Insert on log_txns");
+      assertThat(String.join("\n", steady))
+          .doesNotContain("Seq Scan", "LockRows", "Function Scan on _log_push_elements");
       List<String> byName = nested(st, call(el(T1, "cost", "p1"), el(T1, "cost", "p2")));
       assertThat(byName).as("the name lookup, then as hinted").hasSize(3);
+      assertThat(String.join("\n", byName)).doesNotContain("LockRows");
       assertThat(byName.get(0)).contains("Index Cond: ((queue_id = q.id) AND (name = COALESCE(u.pn");
       assertThat(String.join("\n", byName)).doesNotContain("Seq Scan");
     }
