@@ -268,3 +268,64 @@ BEGIN
   PERFORM qt.eq((SELECT count(*) FROM queen.log_unnest_hashes_between(qt.hseq(1, 10), 10, 20)), 0::bigint,
                 'past the end: nothing');
 END $$;
+
+-- The batch-1 ack (one completed item on a one-message lease, R__40's one-statement ack) acts exactly as the full
+-- path, and everything it does not own falls through to it: a hash that is not the leased one, another worker's
+-- lease, an expired lease, a status that is not completed, the same ack again. It writes one row version and reads
+-- log_txns through one index scan; the full path read it twice (a probe, then the range).
+DO $$
+DECLARE r jsonb; c queen.log_consumers; pid uuid; s0 bigint; u0 bigint;
+BEGIN
+  PERFORM qt.push('ack1q', 'p', 1, 1);                                  -- id 1 at offset 0
+  PERFORM qt.push('ack1q', 'p', 2, 1);                                  -- id 2 at offset 1
+  PERFORM qt.push('ack1q', 'p', 3, 1);                                  -- id 3 at offset 2
+  pid := qt.pid('ack1q', 'p');
+  r := qt.pop('ack1q', 'p', '__QUEUE_MODE__', 1, 1, 'w1');
+  PERFORM qt.eq(qt.offs(r), ARRAY[0]::bigint[], 'one-message lease of offset 0');
+  -- not the leased message's hash: unresolved, nothing moves, the lease stays
+  r := qt.ack('ack1q', 'p', '__QUEUE_MODE__', 'w1', ARRAY[2], ARRAY['completed']);
+  PERFORM qt.eq(r->'unresolved', '[0]'::jsonb, 'another message''s hash: unresolved');
+  PERFORM qt.eq((qt.cursor('ack1q', 'p', '__QUEUE_MODE__')).worker_id, 'w1', 'lease kept');
+  -- another worker: refused
+  r := qt.ack('ack1q', 'p', '__QUEUE_MODE__', 'w9', ARRAY[1], ARRAY['completed']);
+  PERFORM qt.eq(r->>'error', 'invalid or expired lease', 'another worker''s ack is refused');
+  -- the worker's own ack: one row version, one log_txns index scan, the same verdict as the full path
+  SELECT n_tup_upd INTO u0 FROM pg_stat_xact_user_tables WHERE relid = 'queen.log_consumers'::regclass;
+  s0 := pg_stat_get_xact_numscans('queen.log_txns_pkey'::regclass);
+  r := qt.ack('ack1q', 'p', '__QUEUE_MODE__', 'w1', ARRAY[1], ARRAY['completed']);
+  PERFORM qt.eq(r, jsonb_build_object('ok', true, 'dlq', false, 'dropped', false, 'leaseReleased', true,
+                                      'committed', 0, 'acked', 1, 'retryCount', 0, 'noop', '[]'::jsonb,
+                                      'stale', '[]'::jsonb, 'unresolved', '[]'::jsonb, 'superseded', '[]'::jsonb,
+                                      'blockedBy', NULL), 'batch-1 ack verdict');
+  PERFORM qt.eq((SELECT n_tup_upd FROM pg_stat_xact_user_tables WHERE relid = 'queen.log_consumers'::regclass) - u0,
+                1::bigint, 'one row version of the cursor');
+  PERFORM qt.eq(pg_stat_get_xact_numscans('queen.log_txns_pkey'::regclass)
+                - s0, 1::bigint, 'one log_txns index scan');
+  c := qt.cursor('ack1q', 'p', '__QUEUE_MODE__');
+  PERFORM qt.eq(c.committed, 0::bigint, 'cursor at 0');
+  PERFORM qt.eq(c.worker_id || '', NULL::text, 'lease released');
+  PERFORM qt.eq(c.batch_end, NULL::bigint, 'batch_end cleared');
+  PERFORM qt.eq(c.attempt_count, 0, 'attempts reset');
+  PERFORM qt.eq(c.total_consumed, 1::bigint, 'total_consumed 1');
+  -- the same ack again: a no-op success (the full path's released-lease rule)
+  r := qt.ack('ack1q', 'p', '__QUEUE_MODE__', 'w1', ARRAY[1], ARRAY['completed']);
+  PERFORM qt.eq(r->'noop', '[0]'::jsonb, 'the same ack again: noop');
+  -- an expired one-message lease: refused, the message is redelivered
+  r := qt.pop('ack1q', 'p', '__QUEUE_MODE__', 1, 1, 'w2');
+  PERFORM qt.eq(qt.offs(r), ARRAY[1]::bigint[], 'lease of offset 1');
+  UPDATE queen.log_consumers SET lease_expires_at = clock_timestamp() - interval '1 second'
+  WHERE partition_id = pid AND consumer_group = '__QUEUE_MODE__';
+  r := qt.ack('ack1q', 'p', '__QUEUE_MODE__', 'w2', ARRAY[2], ARRAY['completed']);
+  PERFORM qt.eq(r->>'error', 'invalid or expired lease', 'expired lease: refused');
+  r := qt.pop('ack1q', 'p', '__QUEUE_MODE__', 1, 1, 'w3');
+  PERFORM qt.eq(qt.offs(r), ARRAY[1]::bigint[], 'redelivered after expiry');
+  PERFORM qt.eq((r->0->>'a')::int, 2, 'attempt 2');
+  -- a negative status on a one-message lease goes the full path (retry budget charged, redelivered)
+  r := qt.ack('ack1q', 'p', '__QUEUE_MODE__', 'w3', ARRAY[2], ARRAY['failed']);
+  PERFORM qt.eq((r->>'committed')::bigint, 0::bigint, 'failed: no move');
+  PERFORM qt.eq((qt.cursor('ack1q', 'p', '__QUEUE_MODE__')).batch_retry_count, 1, 'failed charges 1');
+  r := qt.pop('ack1q', 'p', '__QUEUE_MODE__', 1, 1, 'w4');
+  r := qt.ack('ack1q', 'p', '__QUEUE_MODE__', 'w4', ARRAY[2], ARRAY['completed']);
+  PERFORM qt.eq((r->>'committed')::bigint, 1::bigint, 'acked after the retry');
+  PERFORM qt.eq((qt.cursor('ack1q', 'p', '__QUEUE_MODE__')).batch_retry_count, 0, 'retry count reset on release');
+END $$;

@@ -26,6 +26,13 @@
 -- Generic plans (SET plan_cache_mode = force_generic_plan here and on log_ack_many), as on the push and pop paths:
 -- custom plans for the array-parameter statements were re-planned on every ack. Each statement is a key probe or an
 -- index range over one partition's (partition_id, base_offset), the same plan whatever the values.
+-- One-statement ack (issue 39). The ack of a batch-1 pop (one completed item, its worker's live lease of exactly that
+-- one offset) is one statement: no FOR UPDATE before the update (one row version and no lock record of the cursor row
+-- per ack), one probe of log_txns instead of two, no second and third statement. Its update is a compare-and-set
+-- on the row as the statement read it, so it acts only where the full path would have found the same row and acked
+-- the same offset with the same outcome (committed = the offset, lease released, retry and attempt counts reset);
+-- whatever else it finds (no lease, another worker's, an expired one, a wider batch, a negative status, a hash that
+-- does not match, a row that changed meanwhile) falls through to the full path unchanged.
 DROP FUNCTION IF EXISTS queen.log_dlq_head(uuid, text, text, bigint, uuid, text, jsonb, text);
 
 CREATE OR REPLACE FUNCTION queen.log_ack(
@@ -84,6 +91,44 @@ DECLARE
 BEGIN
     IF p_statuses IS NOT NULL AND cardinality(p_statuses) <> v_n THEN
         RAISE EXCEPTION 'QACK misaligned arrays: % hashes, % statuses', v_n, cardinality(p_statuses) USING ERRCODE = 'QV301';
+    END IF;
+
+    -- The batch-1 ack in ONE statement (see the header, "One-statement ack"): one completed item, acked by the worker
+    -- holding a live one-message lease on it. The cursor row is read under the statement's snapshot, without a lock;
+    -- the item's hash is compared with the one log_txns holds for the leased offset (one index probe); the update then
+    -- writes the row only if it is still the version that was read (same cursor, same lease, still live). A concurrent
+    -- change (an expiry and a new lease, a hand-off) makes it update nothing, and the full path below decides.
+    IF v_n = 1 AND v_worker <> '' AND NOT starts_with(v_worker, 'dlq-handoff:')
+       AND (p_statuses IS NULL OR p_statuses <@ '{"",completed,success,acked,ok}'::text[]) THEN
+        WITH r AS MATERIALIZED (
+            SELECT c0.committed, c0.batch_end
+            FROM queen.log_consumers c0
+            JOIN queen.log_partitions p ON p.id = c0.partition_id
+            JOIN queen.queues q ON q.id = p.queue_id
+            CROSS JOIN LATERAL (
+                SELECT t0.base_offset, t0.end_offset, t0.hashes
+                FROM queen.log_txns t0
+                WHERE t0.partition_id = p_pid AND t0.base_offset <= c0.batch_end
+                ORDER BY t0.base_offset DESC LIMIT 1) t
+            WHERE c0.partition_id = p_pid AND c0.consumer_group = v_group AND q.tenant_id = v_tenant
+              AND c0.worker_id = v_worker AND c0.lease_expires_at >= clock_timestamp()
+              AND c0.batch_end = c0.committed + 1 AND p.txns_start <= c0.batch_end AND t.end_offset >= c0.batch_end
+              AND substring(t.hashes FROM (c0.batch_end - t.base_offset)::integer * 16 + 1 FOR 16) = p_hashes[1]
+        )
+        UPDATE queen.log_consumers c SET
+            committed = r.batch_end, worker_id = NULL, lease_expires_at = NULL, batch_end = NULL,
+            batch_retry_count = 0, attempt_offset = NULL, attempt_count = 0, total_consumed = c.total_consumed + 1
+        FROM r
+        WHERE c.partition_id = p_pid AND c.consumer_group = v_group
+          AND c.committed = r.committed AND c.batch_end = r.batch_end AND c.worker_id = v_worker
+          AND c.lease_expires_at >= clock_timestamp()
+        RETURNING c.committed INTO v_new;
+        IF FOUND THEN
+            RETURN jsonb_build_object(
+                'ok', true, 'dlq', false, 'dropped', false, 'leaseReleased', true, 'committed', v_new, 'acked', 1,
+                'retryCount', 0, 'noop', '[]'::jsonb, 'stale', '[]'::jsonb, 'unresolved', '[]'::jsonb,
+                'superseded', '[]'::jsonb, 'blockedBy', NULL);
+        END IF;
     END IF;
 
     -- The ownership gate and the only lock the ack path takes, in one statement: the group's cursor row on a partition
