@@ -269,10 +269,10 @@ BEGIN
                 'past the end: nothing');
 END $$;
 
--- The batch-1 ack (one completed item on a one-message lease, R__40's one-statement ack) acts exactly as the full
--- path, and everything it does not own falls through to it: a hash that is not the leased one, another worker's
--- lease, an expired lease, a status that is not completed, the same ack again. It writes one row version and reads
--- log_txns through one index scan; the full path read it twice (a probe, then the range).
+-- The one-statement ack (one completed item, the lease's next message: R__40's "One-statement ack") acts exactly as
+-- the full path, and everything it does not own falls through to it: a hash that is not the leased one, another
+-- worker's lease, an expired lease, a status that is not completed, the same ack again, an ack out of order. It writes
+-- one row version and reads log_txns through one index scan; the full path read it twice (a probe, then the range).
 DO $$
 DECLARE r jsonb; c queen.log_consumers; pid uuid; s0 bigint; u0 bigint;
 BEGIN
@@ -328,4 +328,43 @@ BEGIN
   r := qt.ack('ack1q', 'p', '__QUEUE_MODE__', 'w4', ARRAY[2], ARRAY['completed']);
   PERFORM qt.eq((r->>'committed')::bigint, 1::bigint, 'acked after the retry');
   PERFORM qt.eq((qt.cursor('ack1q', 'p', '__QUEUE_MODE__')).batch_retry_count, 0, 'retry count reset on release');
+END $$;
+
+-- A batch acked one message at a time: in order, each ack is the one statement (the lease is kept until the batch's
+-- end, then released with the counts reset); out of order, the full path (the implicit ack of everything below).
+DO $$
+DECLARE r jsonb; c queen.log_consumers; s0 bigint;
+BEGIN
+  PERFORM qt.push('ack1q2', 'p', 1, 5);                                 -- ids 1..5 at offsets 0..4, one txns row
+  r := qt.pop('ack1q2', 'p', '__QUEUE_MODE__', 3, 1, 'w');
+  PERFORM qt.eq(qt.offs(r), ARRAY[0, 1, 2]::bigint[], 'batch 0..2');
+  s0 := pg_stat_get_xact_numscans('queen.log_txns_pkey'::regclass);
+  r := qt.ack('ack1q2', 'p', '__QUEUE_MODE__', 'w', ARRAY[1], ARRAY['completed']);
+  PERFORM qt.eq(r, jsonb_build_object('ok', true, 'dlq', false, 'dropped', false, 'leaseReleased', false,
+                                      'committed', 0, 'acked', 1, 'retryCount', 0, 'noop', '[]'::jsonb,
+                                      'stale', '[]'::jsonb, 'unresolved', '[]'::jsonb, 'superseded', '[]'::jsonb,
+                                      'blockedBy', NULL), 'first of three: lease kept');
+  PERFORM qt.eq(pg_stat_get_xact_numscans('queen.log_txns_pkey'::regclass) - s0, 1::bigint,
+                'in-order ack: one log_txns index scan');
+  c := qt.cursor('ack1q2', 'p', '__QUEUE_MODE__');
+  PERFORM qt.eq(c.worker_id, 'w', 'still leased');
+  PERFORM qt.eq(c.batch_end, 2::bigint, 'batch_end kept');
+  PERFORM qt.eq(c.attempt_count, 1, 'attempt kept while leased');
+  -- out of order: offset 2 before 1 goes the full path, which acks 1 and 2 implicitly and releases
+  r := qt.ack('ack1q2', 'p', '__QUEUE_MODE__', 'w', ARRAY[3], ARRAY['completed']);
+  PERFORM qt.eq((r->>'committed')::bigint, 2::bigint, 'out of order: implicit ack to 2');
+  PERFORM qt.eq((r->>'acked')::bigint, 2::bigint, 'two acked');
+  PERFORM qt.eq((r->>'leaseReleased')::boolean, true, 'batch end: released');
+  -- in order to the batch's end: released on the last one
+  r := qt.pop('ack1q2', 'p', '__QUEUE_MODE__', 2, 1, 'w2');
+  PERFORM qt.eq(qt.offs(r), ARRAY[3, 4]::bigint[], 'batch 3..4');
+  r := qt.ack('ack1q2', 'p', '__QUEUE_MODE__', 'w2', ARRAY[4], ARRAY['completed']);
+  PERFORM qt.eq((r->>'leaseReleased')::boolean, false, '3: lease kept');
+  r := qt.ack('ack1q2', 'p', '__QUEUE_MODE__', 'w2', ARRAY[5], ARRAY['completed']);
+  PERFORM qt.eq((r->>'leaseReleased')::boolean, true, '4: released');
+  PERFORM qt.eq((r->>'committed')::bigint, 4::bigint, 'cursor at 4');
+  c := qt.cursor('ack1q2', 'p', '__QUEUE_MODE__');
+  PERFORM qt.eq(c.worker_id || '', NULL::text, 'released');
+  PERFORM qt.eq(c.attempt_count, 0, 'attempts reset at the batch end');
+  PERFORM qt.eq(c.total_consumed, 5::bigint, 'total_consumed 5');
 END $$;
