@@ -10,7 +10,8 @@
 # (Debian's postgresql-client), and read access to the data directory's postmaster.pid (run as root or postgres).
 # Usage: PGHOST=127.0.0.1 PGPORT=5432 PGUSER=postgres PGPASSWORD=... PGDATABASE=postgres deploy/bench/sql-cost.sh [N]
 # Knobs: N (2000, pops+acks), ROUNDS (3), FRAMES (30 frames per pushed segment, as a batch-100 push over 10
-# partitions writes them), PARTITIONS (10). The queue it fills (sqlcost-<pid>) is deleted at the end.
+# partitions writes them), PARTITIONS (10), ACK_FN (queen.log_ack: another function of its signature, to compare a
+# variant created by hand in the same database). The queue it fills (sqlcost-<pid>) is deleted at the end.
 set -euo pipefail
 
 N=${1:-2000}
@@ -18,6 +19,7 @@ ROUNDS=${ROUNDS:-3}
 FRAMES=${FRAMES:-30}
 PARTITIONS=${PARTITIONS:-10}
 QUEUE="sqlcost-$$"
+ACK_FN=${ACK_FN:-queen.log_ack}
 # shellcheck source=pg-cpu.sh
 . "$(dirname "$0")/pg-cpu.sh"
 
@@ -34,7 +36,7 @@ script=$(mktemp)
 cat > "$script" <<EOF
 SELECT partition_id AS pid, base_offset + start_idx AS off
   FROM queen.log_pop_many(NULL, '$QUEUE', NULL, NULL, 1, 1, 60, ARRAY['sqlcost'], false, 'all', NULL, NULL, NULL) \gset
-SELECT CASE WHEN (queen.log_ack(NULL, :pid::uuid, NULL, 'sqlcost',
+SELECT CASE WHEN ($ACK_FN(NULL, :pid::uuid, NULL, 'sqlcost',
          ARRAY[(SELECT substring(t.hashes FROM (:off - t.base_offset)::int * 16 + 1 FOR 16) FROM queen.log_txns t
                 WHERE t.partition_id = :pid::uuid AND t.base_offset <= :off ORDER BY t.base_offset DESC LIMIT 1)],
          ARRAY['completed'])->>'ok')::boolean THEN 1

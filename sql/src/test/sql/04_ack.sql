@@ -268,3 +268,103 @@ BEGIN
   PERFORM qt.eq((SELECT count(*) FROM queen.log_unnest_hashes_between(qt.hseq(1, 10), 10, 20)), 0::bigint,
                 'past the end: nothing');
 END $$;
+
+-- The one-statement ack (one completed item, the lease's next message: R__40's "One-statement ack") acts exactly as
+-- the full path, and everything it does not own falls through to it: a hash that is not the leased one, another
+-- worker's lease, an expired lease, a status that is not completed, the same ack again, an ack out of order. It writes
+-- one row version and reads log_txns through one index scan; the full path read it twice (a probe, then the range).
+DO $$
+DECLARE r jsonb; c queen.log_consumers; pid uuid; s0 bigint; u0 bigint;
+BEGIN
+  PERFORM qt.push('ack1q', 'p', 1, 1);                                  -- id 1 at offset 0
+  PERFORM qt.push('ack1q', 'p', 2, 1);                                  -- id 2 at offset 1
+  PERFORM qt.push('ack1q', 'p', 3, 1);                                  -- id 3 at offset 2
+  pid := qt.pid('ack1q', 'p');
+  r := qt.pop('ack1q', 'p', '__QUEUE_MODE__', 1, 1, 'w1');
+  PERFORM qt.eq(qt.offs(r), ARRAY[0]::bigint[], 'one-message lease of offset 0');
+  -- not the leased message's hash: unresolved, nothing moves, the lease stays
+  r := qt.ack('ack1q', 'p', '__QUEUE_MODE__', 'w1', ARRAY[2], ARRAY['completed']);
+  PERFORM qt.eq(r->'unresolved', '[0]'::jsonb, 'another message''s hash: unresolved');
+  PERFORM qt.eq((qt.cursor('ack1q', 'p', '__QUEUE_MODE__')).worker_id, 'w1', 'lease kept');
+  -- another worker: refused
+  r := qt.ack('ack1q', 'p', '__QUEUE_MODE__', 'w9', ARRAY[1], ARRAY['completed']);
+  PERFORM qt.eq(r->>'error', 'invalid or expired lease', 'another worker''s ack is refused');
+  -- the worker's own ack: one row version, one log_txns index scan, the same verdict as the full path
+  SELECT n_tup_upd INTO u0 FROM pg_stat_xact_user_tables WHERE relid = 'queen.log_consumers'::regclass;
+  s0 := pg_stat_get_xact_numscans('queen.log_txns_pkey'::regclass);
+  r := qt.ack('ack1q', 'p', '__QUEUE_MODE__', 'w1', ARRAY[1], ARRAY['completed']);
+  PERFORM qt.eq(r, jsonb_build_object('ok', true, 'dlq', false, 'dropped', false, 'leaseReleased', true,
+                                      'committed', 0, 'acked', 1, 'retryCount', 0, 'noop', '[]'::jsonb,
+                                      'stale', '[]'::jsonb, 'unresolved', '[]'::jsonb, 'superseded', '[]'::jsonb,
+                                      'blockedBy', NULL), 'batch-1 ack verdict');
+  PERFORM qt.eq((SELECT n_tup_upd FROM pg_stat_xact_user_tables WHERE relid = 'queen.log_consumers'::regclass) - u0,
+                1::bigint, 'one row version of the cursor');
+  PERFORM qt.eq(pg_stat_get_xact_numscans('queen.log_txns_pkey'::regclass)
+                - s0, 1::bigint, 'one log_txns index scan');
+  c := qt.cursor('ack1q', 'p', '__QUEUE_MODE__');
+  PERFORM qt.eq(c.committed, 0::bigint, 'cursor at 0');
+  PERFORM qt.eq(c.worker_id || '', NULL::text, 'lease released');
+  PERFORM qt.eq(c.batch_end, NULL::bigint, 'batch_end cleared');
+  PERFORM qt.eq(c.attempt_count, 0, 'attempts reset');
+  PERFORM qt.eq(c.total_consumed, 1::bigint, 'total_consumed 1');
+  -- the same ack again: a no-op success (the full path's released-lease rule)
+  r := qt.ack('ack1q', 'p', '__QUEUE_MODE__', 'w1', ARRAY[1], ARRAY['completed']);
+  PERFORM qt.eq(r->'noop', '[0]'::jsonb, 'the same ack again: noop');
+  -- an expired one-message lease: refused, the message is redelivered
+  r := qt.pop('ack1q', 'p', '__QUEUE_MODE__', 1, 1, 'w2');
+  PERFORM qt.eq(qt.offs(r), ARRAY[1]::bigint[], 'lease of offset 1');
+  UPDATE queen.log_consumers SET lease_expires_at = clock_timestamp() - interval '1 second'
+  WHERE partition_id = pid AND consumer_group = '__QUEUE_MODE__';
+  r := qt.ack('ack1q', 'p', '__QUEUE_MODE__', 'w2', ARRAY[2], ARRAY['completed']);
+  PERFORM qt.eq(r->>'error', 'invalid or expired lease', 'expired lease: refused');
+  r := qt.pop('ack1q', 'p', '__QUEUE_MODE__', 1, 1, 'w3');
+  PERFORM qt.eq(qt.offs(r), ARRAY[1]::bigint[], 'redelivered after expiry');
+  PERFORM qt.eq((r->0->>'a')::int, 2, 'attempt 2');
+  -- a negative status on a one-message lease goes the full path (retry budget charged, redelivered)
+  r := qt.ack('ack1q', 'p', '__QUEUE_MODE__', 'w3', ARRAY[2], ARRAY['failed']);
+  PERFORM qt.eq((r->>'committed')::bigint, 0::bigint, 'failed: no move');
+  PERFORM qt.eq((qt.cursor('ack1q', 'p', '__QUEUE_MODE__')).batch_retry_count, 1, 'failed charges 1');
+  r := qt.pop('ack1q', 'p', '__QUEUE_MODE__', 1, 1, 'w4');
+  r := qt.ack('ack1q', 'p', '__QUEUE_MODE__', 'w4', ARRAY[2], ARRAY['completed']);
+  PERFORM qt.eq((r->>'committed')::bigint, 1::bigint, 'acked after the retry');
+  PERFORM qt.eq((qt.cursor('ack1q', 'p', '__QUEUE_MODE__')).batch_retry_count, 0, 'retry count reset on release');
+END $$;
+
+-- A batch acked one message at a time: in order, each ack is the one statement (the lease is kept until the batch's
+-- end, then released with the counts reset); out of order, the full path (the implicit ack of everything below).
+DO $$
+DECLARE r jsonb; c queen.log_consumers; s0 bigint;
+BEGIN
+  PERFORM qt.push('ack1q2', 'p', 1, 5);                                 -- ids 1..5 at offsets 0..4, one txns row
+  r := qt.pop('ack1q2', 'p', '__QUEUE_MODE__', 3, 1, 'w');
+  PERFORM qt.eq(qt.offs(r), ARRAY[0, 1, 2]::bigint[], 'batch 0..2');
+  s0 := pg_stat_get_xact_numscans('queen.log_txns_pkey'::regclass);
+  r := qt.ack('ack1q2', 'p', '__QUEUE_MODE__', 'w', ARRAY[1], ARRAY['completed']);
+  PERFORM qt.eq(r, jsonb_build_object('ok', true, 'dlq', false, 'dropped', false, 'leaseReleased', false,
+                                      'committed', 0, 'acked', 1, 'retryCount', 0, 'noop', '[]'::jsonb,
+                                      'stale', '[]'::jsonb, 'unresolved', '[]'::jsonb, 'superseded', '[]'::jsonb,
+                                      'blockedBy', NULL), 'first of three: lease kept');
+  PERFORM qt.eq(pg_stat_get_xact_numscans('queen.log_txns_pkey'::regclass) - s0, 1::bigint,
+                'in-order ack: one log_txns index scan');
+  c := qt.cursor('ack1q2', 'p', '__QUEUE_MODE__');
+  PERFORM qt.eq(c.worker_id, 'w', 'still leased');
+  PERFORM qt.eq(c.batch_end, 2::bigint, 'batch_end kept');
+  PERFORM qt.eq(c.attempt_count, 1, 'attempt kept while leased');
+  -- out of order: offset 2 before 1 goes the full path, which acks 1 and 2 implicitly and releases
+  r := qt.ack('ack1q2', 'p', '__QUEUE_MODE__', 'w', ARRAY[3], ARRAY['completed']);
+  PERFORM qt.eq((r->>'committed')::bigint, 2::bigint, 'out of order: implicit ack to 2');
+  PERFORM qt.eq((r->>'acked')::bigint, 2::bigint, 'two acked');
+  PERFORM qt.eq((r->>'leaseReleased')::boolean, true, 'batch end: released');
+  -- in order to the batch's end: released on the last one
+  r := qt.pop('ack1q2', 'p', '__QUEUE_MODE__', 2, 1, 'w2');
+  PERFORM qt.eq(qt.offs(r), ARRAY[3, 4]::bigint[], 'batch 3..4');
+  r := qt.ack('ack1q2', 'p', '__QUEUE_MODE__', 'w2', ARRAY[4], ARRAY['completed']);
+  PERFORM qt.eq((r->>'leaseReleased')::boolean, false, '3: lease kept');
+  r := qt.ack('ack1q2', 'p', '__QUEUE_MODE__', 'w2', ARRAY[5], ARRAY['completed']);
+  PERFORM qt.eq((r->>'leaseReleased')::boolean, true, '4: released');
+  PERFORM qt.eq((r->>'committed')::bigint, 4::bigint, 'cursor at 4');
+  c := qt.cursor('ack1q2', 'p', '__QUEUE_MODE__');
+  PERFORM qt.eq(c.worker_id || '', NULL::text, 'released');
+  PERFORM qt.eq(c.attempt_count, 0, 'attempts reset at the batch end');
+  PERFORM qt.eq(c.total_consumed, 5::bigint, 'total_consumed 5');
+END $$;
