@@ -110,7 +110,7 @@ final class KvRoutes {
       JsonObject o = body == null ? new JsonObject() : body.copy();
       for (String f : new String[] {"op", "ns", "key", "keys", "prefix"}) o.remove(f);
       o.put("op", op).put("ns", ns).put("key", key);
-      String raw = body == null ? null : RawValues.ofObject(ctx.body().buffer().getBytes());
+      var raw = body == null ? null : RawValues.ofObject(ctx.body().buffer().getBytes());
       run(ctx, kv, metrics, List.of(KvInput.parse(o, 0, raw)), true);
     });
   }

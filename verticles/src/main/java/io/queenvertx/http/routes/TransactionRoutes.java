@@ -20,6 +20,7 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 
 /**
@@ -45,7 +46,7 @@ final class TransactionRoutes {
     });
   }
 
-  static TransactionCommand parse(JsonObject b, UUID tenant, String sub, List<String> kvValues) {
+  static TransactionCommand parse(JsonObject b, UUID tenant, String sub, List<Map<String, String>> kvValues) {
     JsonArray kv = rider(b, "kv");
     JsonArray timers = rider(b, "timers");
     try {
