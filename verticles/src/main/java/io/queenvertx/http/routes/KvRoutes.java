@@ -21,7 +21,6 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
-import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 
@@ -115,16 +114,11 @@ final class KvRoutes {
     });
   }
 
-  /** The rest of the raw path after the namespace, percent-decoded once ({@code order/9f1/items} is one key). */
+  /** The rest of the path after the namespace, percent-decoded once ({@code order/9f1/items} is one key). */
   static String pathKey(RoutingContext ctx) {
-    String raw = ctx.request().path();
-    int start = raw.indexOf('/', PATH_PREFIX.length());
-    String rest = start < 0 ? "" : raw.substring(start + 1);
-    try {
-      return URLDecoder.decode(rest.replace("+", "%2B"), StandardCharsets.UTF_8);
-    } catch (IllegalArgumentException e) {
-      throw new StateRefused(400, "kv_bad_key", "the key in the path is not percent-encoded UTF-8");
-    }
+    String key = PathTail.after(ctx, PATH_PREFIX);
+    if (key == null) throw new StateRefused(400, "kv_bad_key", "the key in the path is not percent-encoded UTF-8");
+    return key;
   }
 
   private static void noQuery(RoutingContext ctx) {
