@@ -1,5 +1,6 @@
 package io.queenvertx.http.routes;
 
+import io.queenvertx.auth.AuthHandler;
 import io.queenvertx.db.KvProcedures;
 import io.queenvertx.http.server.Bodies;
 import io.queenvertx.http.server.ErrorContract;
@@ -44,9 +45,14 @@ final class KvRoutes {
       Buffer body = ctx.body().buffer();
       OffLoop.parse(ctx, () -> KvInput.parse(KvInput.operations(Bodies.value(body)),
           RawValues.of(body.getBytes(), "operations")))
+          .map(ops -> { // reads need a read token, writes a read-write one (a 403 AuthRefused)
+            AuthHandler.require(ctx, "/api/v1/kv", ops.stream().map(KvProcedures.Op::op).toList());
+            return ops;
+          })
           .onSuccess(ops -> run(ctx, kv, metrics, ops, false))
           .onFailure(e -> {
-            // a refusal of the checks is the family's 4xx; anything else is a bug: a 500, never a retryable 503
+            // a refusal of the checks is the family's 4xx, of the access check a 403; anything else is a bug: a 500,
+            // never a retryable 503
             if (e instanceof StateRefused || e instanceof ApiError) StateErrors.fail(ctx, FAMILY, e);
             else ctx.fail(e);
           });

@@ -1,5 +1,7 @@
 package io.queenvertx.http.routes;
 
+import io.queenvertx.auth.AuthHandler;
+import io.queenvertx.auth.AuthRefused;
 import io.queenvertx.db.TimerProcedures;
 import io.queenvertx.db.TimerProcedures.Applied;
 import io.queenvertx.db.TimerProcedures.Op;
@@ -41,6 +43,10 @@ final class TimerRoutes {
     routes.post("/api/v1/timers", ctx -> {
       var body = ctx.body().buffer();
       answer(ctx, OffLoop.parse(ctx, () -> TimerOps.parseBody(Bodies.value(body)))
+          .map(parsed -> { // schedule needs a write token, cancel a read-write one (a 403 AuthRefused)
+            AuthHandler.require(ctx, "/api/v1/timers", parsed.stream().map(Op::op).toList());
+            return parsed;
+          })
           .compose(parsed -> TimerOps.sealed(vertx, node.db().pushes(), node.cipher(), Tenancy.of(ctx), parsed))
           .compose(ops -> apply(vertx, timers, metrics, ctx, ops)).map(applied -> {
         JsonArray results = new JsonArray();
@@ -94,6 +100,10 @@ final class TimerRoutes {
 
   private static void answer(RoutingContext ctx, Future<JsonObject> result) {
     result.onSuccess(body -> ErrorContract.send(ctx, 200, body)).onFailure(e -> {
+      if (e instanceof AuthRefused) {
+        ctx.fail(e);
+        return;
+      }
       ApiError refusal = e instanceof ApiError a ? a : TimerOps.refusal(e);
       if (refusal.status() == 503) ctx.response().putHeader("Retry-After", "1");
       ctx.fail(refusal);
