@@ -365,8 +365,12 @@ class KvIT {
   }
 
   static Reply send(String method, String path, JsonObject body) {
-    var b = HttpRequest.newBuilder(URI.create(node.baseUrl() + path))
+    return send(node, method, path, body);
+  }
+
+  static Reply send(TestNode n, String method, String path, JsonObject body) {
+    var b = HttpRequest.newBuilder(URI.create(n.baseUrl() + path))
         .method(method, HttpRequest.BodyPublishers.ofString(body.encode())).header("Content-Type", "application/json");
-    return node.send(b, Map.of());
+    return n.send(b, Map.of());
   }
 }
