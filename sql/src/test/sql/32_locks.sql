@@ -117,9 +117,13 @@ BEGIN
                 'a smaller limit sees only its slots');
   PERFORM qt.eq(jsonb_array_length(qt.lock('get', 'gpu', at => at)->'holders'), 3, 'get lists every permit');
   PERFORM qt.eq(qt.lock('acquire', 'big', owner => 'x', lim => 1024, at => at)->>'acquired', 'true', '1024 permits');
-  -- a row written by hand in the lock's range holds its slot, and one outside the range is no permit
-  PERFORM qt.kv1('put', 'queen-locks', 'hand#0', '"not an object"', forever => true, at => at);
-  PERFORM qt.kv1('put', 'queen-locks', 'hand#07', '{"owner":"z"}', forever => true, at => at);
+  -- a row written by hand in the lock's range (SQL beside the broker, or a KV put before queen-locks was reserved)
+  -- holds its slot, and one outside the range is no permit
+  INSERT INTO queen.kv_entries (tenant_id, namespace, key, value, version, expires_at, created_at, updated_at)
+  VALUES (qt.tenant(), 'queen-locks', 'hand#0', '"not an object"', nextval('queen.kv_version_seq'), NULL, at, at),
+         (qt.tenant(), 'queen-locks', 'hand#07', '{"owner":"z"}', nextval('queen.kv_version_seq'), NULL, at, at),
+         (qt.tenant(), 'queen-locks', 'odd#0', '{"owner":[1],"since":{}}', nextval('queen.kv_version_seq'), NULL, at, at);
+  PERFORM qt.eq(jsonb_array_length(qt.lock('get', 'odd', at => at)->'holders'), 1, 'a value of any shape reads');
   r := qt.lock('acquire', 'hand', owner => 'y', lim => 2, at => at);
   PERFORM qt.eq(r->>'slot', '1', 'slot 0 is held by the hand-written row, #07 is not a slot');
   PERFORM qt.eq(qt.lock('get', 'hand', at => at)->'holders'->0->>'owner', NULL, 'a hand-written row has no owner');
@@ -202,4 +206,28 @@ BEGIN
   PERFORM dblink_disconnect('lkb');
   r := qt.lock('renew', 'job', ttl => 60, token => tok);
   PERFORM qt.eq(r->>'renewed', 'true', 'after the guarded transaction committed, the renew goes through');
+END $$;
+
+-- The KV routes cannot mint a permit: put, putIfAbsent and incr into 'queen-locks' are refused (QV815), in a call and
+-- in a transaction's rider, and refuse the whole call; reads, check (the guard) and delete (freeing a stuck permit)
+-- stay, as does every write of any other namespace, 'queen-supervisor' included.
+DO $$
+DECLARE r jsonb; at timestamptz := '2026-10-04 12:00:00+00'; tok bigint;
+BEGIN
+  tok := (qt.lock('acquire', 'resv', owner => 'o', at => at)->>'token')::bigint;
+  PERFORM qt.raises($q$SELECT qt.kv1('put', 'queen-locks', 'resv#0', '{"owner":"forger"}', forever => true)$q$,
+                    'QV815');
+  PERFORM qt.raises($q$SELECT qt.kv1('putIfAbsent', 'queen-locks', 'other#0', '{"owner":"forger"}', forever => true)$q$,
+                    'QV815');
+  PERFORM qt.raises($q$SELECT qt.kv1('incr', 'queen-locks', 'resv#0', delta => 1, forever => true)$q$, 'QV815');
+  PERFORM qt.raises($q$SELECT * FROM queen.kv_apply(NULL, ARRAY['put', 'put'], ARRAY['free', 'queen-locks'],
+        ARRAY['a', 'x#0'], ARRAY['1', '1'], NULL, ARRAY[true, true], NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+        NULL, NULL, true)$q$, 'QV815');
+  PERFORM qt.eq(qt.kv1('get', 'free', 'a', at => at)->>'present', 'false', 'the refused call wrote nothing');
+  PERFORM qt.eq((qt.kv1('get', 'queen-locks', 'resv#0', at => at)->>'version')::bigint, tok, 'get reads a permit');
+  PERFORM qt.eq(qt.kv1('check', 'queen-locks', 'resv#0', expect => tok, at => at)->>'applied', 'true', 'check');
+  PERFORM qt.eq(qt.kv1('delete', 'queen-locks', 'resv#0', at => at)->>'applied', 'true', 'delete frees it');
+  PERFORM qt.eq(qt.lock('acquire', 'resv', owner => 'p', at => at)->>'acquired', 'true', 'and the lock is free');
+  PERFORM qt.eq(qt.kv1('put', 'queen-supervisor', 'g/i/head', '{"write":"x"}', ttl => 60, at => at)->>'applied',
+                'true', 'queen-supervisor stays writable');
 END $$;

@@ -276,6 +276,15 @@ BEGIN
             RAISE EXCEPTION 'kv operation %: ns % must match ^[a-z0-9][a-z0-9._-]{0,63}$', v_i - 1,
                 COALESCE(quote_literal(v_ns), 'null') USING ERRCODE = 'QV803';
         END IF;
+        -- The broker's own state: the lock permits of 'queen-locks' are written only by locks_apply, which takes the
+        -- lock's fence row and draws the token under it; a put there would mint a permit (and a token the guard
+        -- accepts) outside that order. Reads, check (the guard) and delete (an operator freeing a stuck permit) stay.
+        -- 'queen-supervisor' is the 2.x consumers' own namespace, written through these routes: not reserved.
+        IF v_op IN ('put', 'putIfAbsent', 'incr') AND v_ns = 'queen-locks' THEN
+            RAISE EXCEPTION 'kv operation %: ns ''queen-locks'' is reserved for the broker''s lock permits, written '
+                'only by POST /api/v1/locks (get, getMany, getPrefix, check and delete are allowed), got %', v_i - 1,
+                v_op USING ERRCODE = 'QV815';
+        END IF;
         IF v_op = 'getPrefix' AND v_txn THEN
             RAISE EXCEPTION 'kv operation %: getPrefix is not allowed inside a transaction (only on POST /api/v1/kv)',
                 v_i - 1 USING ERRCODE = 'QV814';

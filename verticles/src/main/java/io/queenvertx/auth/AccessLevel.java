@@ -63,10 +63,41 @@ public enum AccessLevel {
         || path.equals("/api/v1/resources/kv/list"))) {
       return READ_ONLY;
     }
+    // batch routes: the least level of their operations; each call is then held to its operations' (ofOperation)
+    if (method == HttpMethod.POST && (path.equals("/api/v1/kv") || path.equals("/api/v1/locks"))) return READ_ONLY;
     if (path.equals("/streams/v1/state/get")) return READ_ONLY;
     if (path.startsWith("/streams/")) return READ_WRITE;
-    // scheduling a timer is a deferred push (queen2-contract.md §3.1); cancelling one stays read-write
+    // scheduling a timer is a deferred push (queen2-contract.md §3.1); cancelling one is read-write (ofOperation)
     if (path.equals("/api/v1/push") || method == HttpMethod.POST && path.equals("/api/v1/timers")) return WRITE_ONLY;
     return READ_WRITE;
+  }
+
+  /** The key-value operations that change nothing. */
+  private static final Set<String> KV_READS = Set.of("get", "getMany", "getPrefix", "check");
+
+  /**
+   * The level one operation of a batch route needs (docs/design/queen2-contract.md §2.1, §3.1, §4.1). The route's own
+   * level ({@link #of}) is the least of its operations', and its handler holds each call to all of its operations'
+   * ({@link #both}). An operation that changes nothing is ReadOnly; one that writes state is ReadWrite; scheduling a
+   * timer is a deferred push, WriteOnly. {@code /api/v1/kv}: get, getMany, getPrefix, check ReadOnly, the rest
+   * ReadWrite; {@code /api/v1/timers}: schedule, reschedule WriteOnly, cancel (it removes a message before its
+   * delivery, as DELETE does) ReadWrite; {@code /api/v1/locks}: get ReadOnly, the rest ReadWrite. An unknown
+   * operation is ReadWrite.
+   */
+  public static AccessLevel ofOperation(String route, String op) {
+    return switch (route) {
+      case "/api/v1/kv" -> KV_READS.contains(op) ? READ_ONLY : READ_WRITE;
+      case "/api/v1/timers" -> "schedule".equals(op) || "reschedule".equals(op) ? WRITE_ONLY : READ_WRITE;
+      case "/api/v1/locks" -> "get".equals(op) ? READ_ONLY : READ_WRITE;
+      default -> READ_WRITE;
+    };
+  }
+
+  /** The level satisfied exactly by the roles that satisfy both {@code a} and {@code b} (their role sets' meet). */
+  public static AccessLevel both(AccessLevel a, AccessLevel b) {
+    if (a == b || b == PUBLIC) return a;
+    if (a == PUBLIC) return b;
+    if (a == ADMIN || b == ADMIN) return ADMIN;
+    return READ_WRITE; // ReadOnly and WriteOnly meet in ReadWrite, and ReadWrite with either is ReadWrite
   }
 }

@@ -75,6 +75,15 @@ public final class ConsumerInbox {
     return direct(cmd, ConsumerVerticle::ack);
   }
 
+  /**
+   * A fetch's wait for a landing, parked by the consumer of the calling event loop: true when one of its queues
+   * landed, false when its safety re-poll is due; {@code null} when this loop has no consumer (the caller re-reads on
+   * a timer instead).
+   */
+  public static Future<Boolean> watch(LandingWatch w) {
+    return direct(w, ConsumerVerticle::watch);
+  }
+
   /** What a consumer does with a command and the channel of its answer. */
   private interface Handling<C, R> {
     void handle(ConsumerVerticle consumer, C cmd, Reply<R> reply);

@@ -30,29 +30,80 @@ import org.slf4j.LoggerFactory;
  * {@code landed}), so the HTTP routes of each event loop reach one on their own thread ({@link ConsumerInbox}): pop
  * (claim a lease on partitions with work for the group), ack, lease extension, and long-poll parking. A parked pop
  * holds no database connection; it is retried when a {@code landed} announcement for its (tenant, queue) arrives from
- * any node, and on a slow safety re-poll with backoff (API.md §5.4).
+ * any node, and on a slow safety re-poll with backoff (API.md §5.4). A fetch's long poll ({@link LandingWatch}) parks
+ * on the same gates and is answered by the same announcements.
  */
 public final class ConsumerVerticle extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(ConsumerVerticle.class);
 
-  /** One parked long poll. */
-  private final class Waiter {
-    final ConsumerInbox.Reply<Buffer> reply;
-    final PopCommand cmd;
-    final String leaseId;
+  /** One parked long poll, on one gate or more: woken by a landing on any of them, or by its safety timer. */
+  private abstract static class Parked {
+    final List<String> gates;
     final long deadline;
-    final String gate;
     int emptyChecks;
     long timer = -1;
     boolean done;
 
+    Parked(List<String> gates, long deadline, int emptyChecks) {
+      this.gates = gates;
+      this.deadline = deadline;
+      this.emptyChecks = emptyChecks;
+    }
+
+    /** A landing on one of its gates (its timer already cancelled). */
+    abstract void landed();
+
+    /** Its safety timer ran out (it is no longer parked). */
+    abstract void timedOut();
+  }
+
+  /** A parked pop: claimed again when woken. */
+  private final class Waiter extends Parked {
+    final ConsumerInbox.Reply<Buffer> reply;
+    final PopCommand cmd;
+    final String leaseId;
+
     Waiter(PopCommand cmd, ConsumerInbox.Reply<Buffer> reply, String leaseId) {
+      super(List.of(cmd.queue() == null ? LongPollGates.anyGate(cmd.tenant().toString())
+          : LongPollGates.queueGate(cmd.tenant().toString(), cmd.queue())),
+          System.currentTimeMillis() + Math.max(0, cmd.timeoutMs()), 0);
       this.reply = reply;
       this.cmd = cmd;
       this.leaseId = leaseId;
-      this.deadline = System.currentTimeMillis() + Math.max(0, cmd.timeoutMs());
-      this.gate = cmd.queue() == null ? LongPollGates.anyGate(cmd.tenant().toString())
-          : LongPollGates.queueGate(cmd.tenant().toString(), cmd.queue());
+    }
+
+    @Override
+    void landed() {
+      emptyChecks = 0;
+      attempt(this);
+    }
+
+    @Override
+    void timedOut() {
+      attempt(this);
+    }
+  }
+
+  /** A parked fetch: answered true when one of its queues lands, false when its safety timer runs out. */
+  private final class Watch extends Parked {
+    final ConsumerInbox.Reply<Boolean> reply;
+
+    Watch(LandingWatch w, ConsumerInbox.Reply<Boolean> reply) {
+      super(w.queues().stream().map(q -> LongPollGates.queueGate(w.tenant().toString(), q)).toList(), w.deadline(),
+          w.emptyChecks());
+      this.reply = reply;
+    }
+
+    @Override
+    void landed() {
+      finish(this);
+      reply.ok(true);
+    }
+
+    @Override
+    void timedOut() {
+      finish(this);
+      reply.ok(false);
     }
   }
 
@@ -60,7 +111,7 @@ public final class ConsumerVerticle extends VerticleBase {
   private final Database db;
   private final BrokerMetrics metrics;
   private final FrameDecoder decoder;
-  private final LongPollGates<Waiter> gates = new LongPollGates<>();
+  private final LongPollGates<Parked> gates = new LongPollGates<>();
   private Acks acks;
   private PopFusion pops;
   private Autopilot autopilot;
@@ -128,6 +179,20 @@ public final class ConsumerVerticle extends VerticleBase {
     attempt(new Waiter(cmd.atMost(config.pop().maxBatch()), reply, UuidV7.next().toString()));
   }
 
+  /**
+   * Parks a fetch's long poll on its queues' gates until one of them lands (answered true) or its safety re-poll is
+   * due (the pop's schedule after {@code emptyChecks} earlier waits), at most its deadline (false); the caller then
+   * reads again.
+   */
+  void watch(LandingWatch w, ConsumerInbox.Reply<Boolean> reply) {
+    long now = System.currentTimeMillis();
+    if (now >= w.deadline()) {
+      reply.ok(false);
+      return;
+    }
+    park(new Watch(w, reply), now);
+  }
+
   // ---- ack --------------------------------------------------------------------------------------------------
 
   void ack(AckCommand cmd, ConsumerInbox.Reply<JsonArray> reply) {
@@ -160,15 +225,16 @@ public final class ConsumerVerticle extends VerticleBase {
     });
   }
 
-  private void park(Waiter w, long now) {
-    gates.park(w.gate, w);
+  private void park(Parked w, long now) {
+    for (String g : w.gates) gates.park(g, w);
     reportParked();
     w.emptyChecks++;
     long delay = Math.min(repollInterval(w.emptyChecks), w.deadline - now);
     w.timer = vertx.setTimer(Math.max(1, delay), t -> {
       w.timer = -1;
-      gates.unpark(w.gate, w);
-      attempt(w);
+      for (String g : w.gates) gates.unpark(g, w);
+      reportParked();
+      w.timedOut();
     });
   }
 
@@ -180,25 +246,24 @@ public final class ConsumerVerticle extends VerticleBase {
     return Math.min(grown, c.waitMaxIntervalMs());
   }
 
-  private void finish(Waiter w) {
+  private void finish(Parked w) {
     w.done = true;
     if (w.timer >= 0) vertx.cancelTimer(w.timer);
-    gates.unpark(w.gate, w);
+    for (String g : w.gates) gates.unpark(g, w);
     reportParked();
   }
 
   private void onLanded(JsonObject landed) {
     String tenant = landed.getString("tenant");
-    List<Waiter> woken = new ArrayList<>(gates.drain(LongPollGates.queueGate(tenant, landed.getString("queue"))));
+    List<Parked> woken = new ArrayList<>(gates.drain(LongPollGates.queueGate(tenant, landed.getString("queue"))));
     woken.addAll(gates.drain(LongPollGates.anyGate(tenant)));
-    for (Waiter w : woken) {
+    for (Parked w : woken) {
       if (w.done) continue;
       if (w.timer >= 0) {
         vertx.cancelTimer(w.timer);
         w.timer = -1;
       }
-      w.emptyChecks = 0;
-      attempt(w);
+      w.landed();
     }
   }
 

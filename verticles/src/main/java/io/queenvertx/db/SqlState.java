@@ -54,6 +54,7 @@ public enum SqlState {
   KV_TOO_MANY_KEYS("QV812"),
   KV_PREFIX_REQUIRED("QV813"),
   KV_GET_PREFIX_IN_TRANSACTION("QV814"),
+  KV_RESERVED_NAMESPACE("QV815"),
   /** A {@code required} key-value operation lost its precondition; the DETAIL is the verdict's JSON ({@link #detail}). */
   KV_PRECONDITION("QV820"),
   KV_MISALIGNED("QV898"),

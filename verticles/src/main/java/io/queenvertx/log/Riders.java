@@ -20,6 +20,7 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -48,7 +49,7 @@ public final class Riders {
    * Checks the riders of a bundle before it is sent to the log writer (the route's pre-flight): a refusal is a
    * {@link StateRefused} (kv) or an {@link ApiError} carrying the timers envelope.
    */
-  static Riders of(JsonArray kv, JsonArray timers, List<String> kvValues) {
+  static Riders of(JsonArray kv, JsonArray timers, List<Map<String, String>> kvValues) {
     List<KvProcedures.Op> k = kv == null ? List.of() : KvInput.parse(kv, kvValues);
     if (k.size() > MAX_KV_OPS) {
       throw new StateRefused(400, "kv_too_many_ops", k.size() + " kv operations in a transaction, the most is "
@@ -65,7 +66,7 @@ public final class Riders {
   }
 
   /** The route's pre-flight check of a bundle's riders; throws the refusal. */
-  public static void check(JsonArray kv, JsonArray timers, List<String> kvValues) {
+  public static void check(JsonArray kv, JsonArray timers, List<Map<String, String>> kvValues) {
     of(kv, timers, kvValues);
   }
 

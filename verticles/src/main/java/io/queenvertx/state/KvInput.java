@@ -8,6 +8,7 @@ import io.vertx.core.json.JsonObject;
 import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Key-value operations as the wire sends them (docs/design/queen2-contract.md §2.2), their JSON types checked: a field
@@ -20,6 +21,9 @@ public final class KvInput {
   private static final List<String> TENANT_FIELDS = List.of("tenant", "tenantId", "_tenant");
   /** What a string PostgreSQL cannot store must be instead (NUL, a lone surrogate: {@link StorableText}). */
   public static final String UNSTORABLE = "text without NUL characters or unpaired surrogates";
+  /** incr's numbers stay below this magnitude, with at most {@link #MAX_DECIMALS} decimals (the SQL's QV801 too). */
+  private static final BigDecimal NUMBER_BOUND = new BigDecimal("1e300");
+  private static final int MAX_DECIMALS = 100;
 
   private KvInput() {}
 
@@ -31,10 +35,10 @@ public final class KvInput {
   }
 
   /**
-   * The operations; {@code raw}: each one's {@code value} as the request's text holds it ({@link RawValues}), stored
-   * instead of a re-encoding of the decoded value (null: re-encode).
+   * The operations; {@code raw}: each one's {@code value} and incr numbers as the request's text holds them
+   * ({@link RawValues}), used instead of the decoded values (null: the decoded ones).
    */
-  public static List<KvProcedures.Op> parse(JsonArray ops, List<String> raw) {
+  public static List<KvProcedures.Op> parse(JsonArray ops, List<Map<String, String>> raw) {
     boolean aligned = raw != null && raw.size() == ops.size();
     List<KvProcedures.Op> out = new ArrayList<>(ops.size());
     for (int i = 0; i < ops.size(); i++) {
@@ -44,8 +48,8 @@ public final class KvInput {
     return out;
   }
 
-  /** One operation; {@code i} names it in the errors; {@code raw} its value's text as sent, or null. */
-  public static KvProcedures.Op parse(JsonObject o, int i, String raw) {
+  /** One operation; {@code i} names it in the errors; {@code raw} its fields' text as sent ({@link RawValues}), or null. */
+  public static KvProcedures.Op parse(JsonObject o, int i, Map<String, String> raw) {
     for (String f : TENANT_FIELDS) {
       if (o.containsKey(f)) {
         throw bad("kv_tenant_not_an_input", "kv operation " + i + ": `" + f
@@ -66,10 +70,11 @@ public final class KvInput {
         keys.add(s);
       }
     }
-    String value = !o.containsKey("value") ? null : raw != null ? raw : Json.encode(o.getValue("value"));
+    String rawValue = raw == null ? null : raw.get("value");
+    String value = !o.containsKey("value") ? null : rawValue != null ? rawValue : Json.encode(o.getValue("value"));
     return new KvProcedures.Op(op, text(o, "ns", i), key, value, whole(o, "ttlSeconds", i, "kv_bad_ttl"),
-        flag(o, "forever", i), whole(o, "expect", i, "kv_bad_expect"), number(o, "delta", i), number(o, "min", i),
-        number(o, "max", i), flag(o, "required", i), integer(o, "limit", i), text(o, "after", i), flag(o, "keysOnly", i),
+        flag(o, "forever", i), whole(o, "expect", i, "kv_bad_expect"), number(o, "delta", i, raw),
+        number(o, "min", i, raw), number(o, "max", i, raw), flag(o, "required", i), integer(o, "limit", i), text(o, "after", i), flag(o, "keysOnly", i),
         keys);
   }
 
@@ -104,15 +109,27 @@ public final class KvInput {
     throw bad("kv_bad_request", at(i, field, "an integer"));
   }
 
-  private static String number(JsonObject o, String field, int i) {
+  /**
+   * incr's {@code delta}, {@code min} or {@code max} as exact decimal text: from the request's literal when known (the
+   * decoded body holds {@code 9007199254740993.0} or {@code 1e400} as a double, which would count a wrong amount),
+   * refused naming the field beyond 1e300 in magnitude or 100 decimals, so no number is ever rounded or clipped.
+   */
+  private static String number(JsonObject o, String field, int i, Map<String, String> raw) {
     Object v = o.getValue(field);
     if (v == null) return null;
-    // a literal beyond a double's range (1e400) decodes as an infinity, which has no decimal text
-    if (v instanceof Number n && !(v instanceof Double d && d.isInfinite())
-        && !(v instanceof Float f && f.isInfinite())) {
-      return new BigDecimal(n.toString()).toString();
+    if (!(v instanceof Number n)) throw bad("kv_bad_request", at(i, field, "a finite number"));
+    String literal = raw == null ? null : raw.get(field);
+    BigDecimal d;
+    try {
+      d = new BigDecimal(literal != null ? literal : n.toString());
+    } catch (NumberFormatException e) { // an infinity decoded without its literal, or an exponent past an int's range
+      throw bad("kv_bad_request", at(i, field, "a finite number below 1e300 in magnitude"));
     }
-    throw bad("kv_bad_request", at(i, field, "a finite number"));
+    if (d.abs().compareTo(NUMBER_BOUND) >= 0 || d.scale() > MAX_DECIMALS) {
+      throw bad("kv_bad_request", at(i, field, "below 1e300 in magnitude with at most " + MAX_DECIMALS
+          + " decimals, got " + (literal != null && literal.length() <= 40 ? literal : "a number beyond that")));
+    }
+    return d.toPlainString();
   }
 
   private static String at(int i, String field, String what) {

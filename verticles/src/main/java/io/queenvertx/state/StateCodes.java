@@ -28,6 +28,7 @@ public final class StateCodes {
       kv(SqlState.KV_TOO_MANY_KEYS, "kv_too_many_keys"),
       kv(SqlState.KV_PREFIX_REQUIRED, "kv_prefix_required"),
       kv(SqlState.KV_GET_PREFIX_IN_TRANSACTION, "kv_get_prefix_not_allowed_in_transaction"),
+      kv(SqlState.KV_RESERVED_NAMESPACE, "kv_reserved_namespace"),
       Map.entry(SqlState.KV_MISALIGNED, new Code(500, "internal", "kv_misaligned")),
       locks(SqlState.LOCKS_UNKNOWN_OP, "locks_unknown_op"),
       locks(SqlState.LOCKS_BAD_NAME, "locks_bad_name"),

@@ -28,6 +28,36 @@ class AccessLevelTest {
   }
 
   @Test
+  void batchRoutesHoldEachOperationToItsOwnLevel() {
+    assertThat(AccessLevel.of(HttpMethod.POST, "/api/v1/kv")).isEqualTo(AccessLevel.READ_ONLY);
+    assertThat(AccessLevel.of(HttpMethod.POST, "/api/v1/locks")).isEqualTo(AccessLevel.READ_ONLY);
+    assertThat(AccessLevel.of(HttpMethod.POST, "/api/v1/timers")).isEqualTo(AccessLevel.WRITE_ONLY);
+    for (String read : new String[] {"get", "getMany", "getPrefix", "check"}) {
+      assertThat(AccessLevel.ofOperation("/api/v1/kv", read)).as(read).isEqualTo(AccessLevel.READ_ONLY);
+    }
+    for (String write : new String[] {"put", "putIfAbsent", "delete", "incr", "nonsense"}) {
+      assertThat(AccessLevel.ofOperation("/api/v1/kv", write)).as(write).isEqualTo(AccessLevel.READ_WRITE);
+    }
+    assertThat(AccessLevel.ofOperation("/api/v1/timers", "schedule")).isEqualTo(AccessLevel.WRITE_ONLY);
+    assertThat(AccessLevel.ofOperation("/api/v1/timers", "reschedule")).isEqualTo(AccessLevel.WRITE_ONLY);
+    assertThat(AccessLevel.ofOperation("/api/v1/timers", "cancel")).isEqualTo(AccessLevel.READ_WRITE);
+    assertThat(AccessLevel.ofOperation("/api/v1/locks", "get")).isEqualTo(AccessLevel.READ_ONLY);
+    assertThat(AccessLevel.ofOperation("/api/v1/locks", "acquire")).isEqualTo(AccessLevel.READ_WRITE);
+    assertThat(AccessLevel.both(AccessLevel.READ_ONLY, AccessLevel.WRITE_ONLY)).isEqualTo(AccessLevel.READ_WRITE);
+    assertThat(AccessLevel.both(AccessLevel.PUBLIC, AccessLevel.WRITE_ONLY)).isEqualTo(AccessLevel.WRITE_ONLY);
+    assertThat(AccessLevel.both(AccessLevel.READ_ONLY, AccessLevel.READ_ONLY)).isEqualTo(AccessLevel.READ_ONLY);
+    assertThat(AccessLevel.both(AccessLevel.ADMIN, AccessLevel.READ_ONLY)).isEqualTo(AccessLevel.ADMIN);
+    // the route's level is the least of its operations': no operation asks for a role the route refused
+    for (Role r : Role.values()) {
+      for (String op : new String[] {"schedule", "cancel"}) {
+        if (AccessLevel.ofOperation("/api/v1/timers", op).satisfiedBy(EnumSet.of(r))) {
+          assertThat(AccessLevel.WRITE_ONLY.satisfiedBy(EnumSet.of(r))).isTrue();
+        }
+      }
+    }
+  }
+
+  @Test
   void levelsAreRoleSetsNotALadder() {
     assertThat(AccessLevel.WRITE_ONLY.satisfiedBy(EnumSet.of(Role.WRITE_ONLY))).isTrue();
     assertThat(AccessLevel.READ_ONLY.satisfiedBy(EnumSet.of(Role.WRITE_ONLY))).isFalse();

@@ -10,13 +10,16 @@ import java.net.URI;
 import java.net.http.HttpRequest;
 import java.util.Base64;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
  * The access levels of the key-value, lock, timer and rider routes over real HTTP (docs/design/queen2-contract.md
  * §2.1, §3.1, §4.1): a read-only token reads state and writes none of it (not by {@code POST /api/v1/kv}, the path
- * routes, the locks, the timers nor a transaction's riders); a write-only token schedules timers and reads nothing.
+ * routes, the locks, the timers nor a transaction's riders); a write-only token schedules timers, cancels none and reads
+ * nothing; each operation of a batch route is held to its own level ({@code AccessLevel.ofOperation}), so a call is
+ * refused whole when one of its operations is beyond the token.
  */
 class StateAccessIT {
   @NodeFixture(env = {"JWT_ENABLED=true", "JWT_SECRET=" + JwtAuthIT.SECRET, "JWT_ISSUER=queen-tests",
@@ -85,6 +88,53 @@ class StateAccessIT {
     assertThat(send("GET", "/api/v1/timers/acl-q/k", null, rw).json().getBoolean("found")).isFalse();
   }
 
+  static JsonObject op(String op, String field, String value) {
+    return new JsonObject().put("op", op).put(field, value);
+  }
+
+  /** Each of a batch route's calls, by the roles allowed to make it: a call holding several levels needs all of them. */
+  @Test
+  void eachOperationIsHeldToItsOwnLevel() {
+    JsonObject kvGet = op("get", "ns", "acl").put("key", "k");
+    JsonObject kvMany = op("getMany", "ns", "acl").put("keys", new JsonArray().add("k"));
+    JsonObject kvPrefix = op("getPrefix", "ns", "acl").put("prefix", "k");
+    JsonObject kvCheck = op("check", "ns", "acl").put("key", "k").put("expect", 0);
+    JsonObject kvIncr = op("incr", "ns", "acl").put("key", "n").put("delta", 1).put("forever", true);
+    JsonObject lockGet = op("get", "name", "acl-get");
+    JsonObject cancel = op("cancel", "queue", "acl-q").put("timerKey", "held");
+    Map<String, Object[]> calls = new java.util.LinkedHashMap<>();
+    // call -> {path, body, roles that may make it}
+    calls.put("kv reads", new Object[] {"/api/v1/kv", ops(kvGet, kvMany, kvPrefix, kvCheck), "ro rw admin"});
+    calls.put("kv read and incr", new Object[] {"/api/v1/kv", ops(kvGet, kvIncr), "rw admin"});
+    calls.put("lock get", new Object[] {"/api/v1/locks", ops(lockGet), "ro rw admin"});
+    calls.put("lock get and acquire", new Object[] {"/api/v1/locks", ops(lockGet, LOCK.copy().put("name", "acl2")),
+        "rw admin"});
+    calls.put("timer schedule", new Object[] {"/api/v1/timers", ops(TIMER.copy().put("timerKey", "lvl")),
+        "wo rw admin"});
+    calls.put("timer cancel", new Object[] {"/api/v1/timers", ops(cancel), "rw admin"});
+    calls.put("timer schedule and cancel", new Object[] {"/api/v1/timers",
+        ops(TIMER.copy().put("timerKey", "lvl2"), cancel), "rw admin"});
+    Map<String, String> roles = Map.of("ro", "read-only", "wo", "write-only", "rw", "read-write", "admin", "admin");
+    Map<String, String> rw = as("read-write");
+    for (var call : calls.entrySet()) {
+      for (var role : roles.entrySet()) {
+        // the timer a cancel aims at exists before each call, so a cancel that ran would show
+        assertThat(send("POST", "/api/v1/timers", ops(TIMER.copy().put("timerKey", "held")), rw).status()).isEqualTo(200);
+        boolean allowed = List.of(((String) call.getValue()[2]).split(" ")).contains(role.getKey());
+        TestNode.Reply r = send("POST", (String) call.getValue()[0], call.getValue()[1], as(role.getValue()));
+        assertThat(r.status()).as(call.getKey() + " by " + role.getValue() + ": " + r.body()).isEqualTo(allowed ? 200 : 403);
+        if (!allowed) {
+          assertThat(r.json().getString("error")).isEqualTo("Insufficient permissions");
+          assertThat(send("GET", "/api/v1/timers/acl-q/held", null, rw).json().getBoolean("found"))
+              .as("a refused call cancelled nothing: " + call.getKey()).isTrue();
+        }
+      }
+    }
+    // refused calls applied none of their operations: only the allowed ones counted
+    assertThat(send("GET", "/api/v1/kv/acl/n", null, rw).json().getValue("value")).isEqualTo(2);
+    assertThat(send("GET", "/api/v1/timers/acl-q/lvl2", null, rw).json().getBoolean("found")).isTrue();
+  }
+
   @Test
   void aWriteOnlyTokenSchedulesTimersAndTouchesNoState() {
     Map<String, String> wo = as("write-only");
@@ -95,7 +145,11 @@ class StateAccessIT {
     refused.put("POST /locks", send("POST", "/api/v1/locks", ops(LOCK), wo));
     refused.put("GET /timers", send("GET", "/api/v1/timers/acl-q/wo", null, wo));
     refused.put("DELETE /timers", send("DELETE", "/api/v1/timers/acl-q/wo", null, wo));
+    refused.put("POST /timers cancel", send("POST", "/api/v1/timers",
+        ops(new JsonObject().put("op", "cancel").put("queue", "acl-q").put("timerKey", "wo")), wo));
     refused.put("kv list", send("POST", "/api/v1/resources/kv/list", new JsonObject().put("namespace", "acl"), wo));
     refused.forEach((what, r) -> assertThat(r.status()).as(what + ": " + r.body()).isEqualTo(403));
+    assertThat(send("GET", "/api/v1/timers/acl-q/wo", null, as("read-only")).json().getBoolean("found"))
+        .as("the write-only token cancelled nothing").isTrue();
   }
 }

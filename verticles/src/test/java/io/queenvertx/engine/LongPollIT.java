@@ -9,6 +9,8 @@ import io.queenvertx.testing.NodeFixture;
 import io.queenvertx.testing.TestNode;
 import io.queenvertx.testing.TestNode.Reply;
 import io.queenvertx.testing.Wire;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -92,6 +94,26 @@ class LongPollIT {
     assertThat(r.status()).isEqualTo(200);
     assertThat(r.json().getString("partition")).isEqualTo("px");
     assertThat(Wire.messages(r.json())).extracting(m -> m.getString("transactionId")).containsExactly("for-px");
+  }
+
+  @Test
+  void aParkedFetchIsWokenByAPushLikeAParkedPop() {
+    String q1 = Wire.queue("lp-fetch-a");
+    String q2 = Wire.queue("lp-fetch-b");
+    pushQueued(node, q1, "p", 1, "before");
+    // a fetch at both high watermarks (q2 does not exist yet), waiting longer than the safety re-poll
+    JsonObject body = new JsonObject().put("maxWaitMs", 25_000).put("entries", new JsonArray()
+        .add(new JsonObject().put("queue", q1).put("partition", "p").put("offset", 1))
+        .add(new JsonObject().put("queue", q2).put("partition", "p").put("offset", 0)));
+    var parked = park(() -> node.post("/api/v1/fetch", body));
+    pushQueued(node, q2, "p", 2, "late");
+    Reply r = woken(parked);
+    assertThat(r.status()).as(r.body()).isEqualTo(200);
+    JsonArray entries = r.json().getJsonArray("entries");
+    assertThat(entries.getJsonObject(0).getJsonArray("records")).isEmpty();
+    assertThat(entries.getJsonObject(1).getJsonArray("records"))
+        .extracting(o -> ((JsonObject) o).getString("transactionId")).containsExactly("late");
+    await().atMost(Duration.ofSeconds(5)).until(() -> node.metric("queen_parked_long_polls") == 0);
   }
 
   @Test

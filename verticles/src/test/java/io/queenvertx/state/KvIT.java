@@ -8,6 +8,7 @@ import io.queenvertx.testing.TestNode.Reply;
 import io.queenvertx.testing.Wire;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import java.math.BigDecimal;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.time.Instant;
@@ -96,6 +97,48 @@ class KvIT {
     assertThat(lim.getJsonObject(0).getBoolean("applied")).isFalse();
     assertThat(lim.getJsonObject(0).getString("reason")).isEqualTo("limit");
     assertThat(lim.getJsonObject(0).getValue("value")).isEqualTo(3);
+  }
+
+  /** The results of a {@code POST /api/v1/kv} whose operations are written as JSON text (numbers as spelled). */
+  static JsonArray rawResults(String... ops) {
+    Reply r = node.post("/api/v1/kv", "{\"operations\":[" + String.join(",", ops) + "]}");
+    assertThat(r.status()).as(r.body()).isEqualTo(200);
+    return r.json().getJsonArray("results");
+  }
+
+  static String incr(String ns, String key, String numbers) {
+    return "{\"op\":\"incr\",\"ns\":\"" + ns + "\",\"key\":\"" + key + "\",\"forever\":true," + numbers + "}";
+  }
+
+  static BigDecimal number(JsonObject result) {
+    return new BigDecimal(result.getValue("value").toString());
+  }
+
+  @Test
+  void incrCountsExactlyBeyondTwoToThe53AndRefusesWhatItCannotCount() {
+    String ns = ns();
+    // 2^53 + 1 spelled as a decimal and with an exponent: a double holds neither, so each must arrive as its literal
+    JsonArray r = rawResults(incr(ns, "c", "\"delta\":9007199254740993.0"), incr(ns, "e", "\"delta\":9.007199254740993e15"),
+        "{\"op\":\"put\",\"ns\":\"" + ns + "\",\"key\":\"big\",\"value\":9223372036854775807,\"forever\":true}");
+    assertThat(number(r.getJsonObject(0))).isEqualByComparingTo("9007199254740993");
+    assertThat(number(r.getJsonObject(1))).isEqualByComparingTo("9007199254740993");
+    r = rawResults(incr(ns, "c", "\"delta\":1"), incr(ns, "big", "\"delta\":1"),
+        incr(ns, "e", "\"delta\":0.5,\"max\":9007199254740993.0"));
+    assertThat(number(r.getJsonObject(0))).isEqualByComparingTo("9007199254740994");
+    assertThat(number(r.getJsonObject(1))).as("past a bigint: numeric, never a wrap")
+        .isEqualByComparingTo("9223372036854775808");
+    assertThat(r.getJsonObject(2).getBoolean("applied")).as("max read exactly: 2^53 + 1.5 > 2^53 + 1").isFalse();
+    assertThat(r.getJsonObject(2).getString("reason")).isEqualTo("limit");
+    assertThat(number(r.getJsonObject(2))).isEqualByComparingTo("9007199254740993");
+
+    for (String[] c : new String[][] {{"\"delta\":1e300", "delta"}, {"\"delta\":1,\"max\":1e400", "max"},
+        {"\"delta\":1,\"min\":-1e999999999999", "min"}, {"\"delta\":1e-101", "delta"}}) {
+      Reply bad = node.post("/api/v1/kv", "{\"operations\":[" + incr(ns, "c", c[0]) + "]}");
+      assertRefused(bad, 400, "kv_bad_request", "kv_bad_request");
+      assertThat(bad.json().getString("detail")).as(c[0]).contains("`" + c[1] + "`");
+    }
+    assertThat(number(results(op("get", ns, "c")).getJsonObject(0))).as("no refused call moved the counter")
+        .isEqualByComparingTo("9007199254740994");
   }
 
   @Test
@@ -322,8 +365,12 @@ class KvIT {
   }
 
   static Reply send(String method, String path, JsonObject body) {
-    var b = HttpRequest.newBuilder(URI.create(node.baseUrl() + path))
+    return send(node, method, path, body);
+  }
+
+  static Reply send(TestNode n, String method, String path, JsonObject body) {
+    var b = HttpRequest.newBuilder(URI.create(n.baseUrl() + path))
         .method(method, HttpRequest.BodyPublishers.ofString(body.encode())).header("Content-Type", "application/json");
-    return node.send(b, Map.of());
+    return n.send(b, Map.of());
   }
 }

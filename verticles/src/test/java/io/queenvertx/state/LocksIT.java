@@ -184,4 +184,49 @@ class LocksIT {
     Wire.execute("ANALYZE queen.kv_entries");
     Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> node.metric("queen_kv_entries") > 0);
   }
+
+  @Test
+  void theKeyValueRoutesCannotMintAPermit() {
+    String name = "forge-" + Wire.shortId();
+    JsonObject held = locks(acquire(name, "holder", 60, 2)).getJsonObject(0);
+    long token = held.getLong("token");
+    // a forged second permit, by every write the KV routes have: each a 400 naming the namespace, nothing written
+    JsonObject forged = new JsonObject().put("ns", "queen-locks").put("key", name + "#1")
+        .put("value", new JsonObject().put("owner", "forger")).put("forever", true);
+    List<Reply> refused = List.of(
+        node.post("/api/v1/kv", new JsonObject().put("operations", new JsonArray().add(forged.copy().put("op", "put")))),
+        node.post("/api/v1/kv", new JsonObject().put("operations", new JsonArray()
+            .add(forged.copy().put("op", "putIfAbsent")))),
+        node.post("/api/v1/kv", new JsonObject().put("operations", new JsonArray().add(new JsonObject().put("op", "incr")
+            .put("ns", "queen-locks").put("key", name + "#0").put("delta", 1).put("forever", true)))),
+        KvIT.send(node, "PUT", "/api/v1/kv/queen-locks/" + name + "%231", new JsonObject().put("value", 1).put("forever", true)));
+    for (Reply r : refused) {
+      KvIT.assertRefused(r, 400, "kv_bad_request", "kv_reserved_namespace");
+      assertThat(r.json().getString("detail")).contains("queen-locks");
+    }
+    Reply rider = node.post("/api/v1/transaction", new JsonObject().put("kv", new JsonArray()
+        .add(forged.copy().put("op", "put"))));
+    assertThat(rider.status()).as(rider.body()).isEqualTo(400);
+    assertThat(rider.json().getString("code")).isEqualTo("kv_reserved_namespace");
+    JsonObject get = locks(new JsonObject().put("op", "get").put("name", name)).getJsonObject(0);
+    assertThat(get.getJsonArray("holders")).as("only the real permit").hasSize(1);
+    assertThat(get.getJsonArray("holders").getJsonObject(0).getLong("token")).isEqualTo(token);
+
+    // what stays: reading a permit, checking it (the guard), deleting a stuck one; and queen-supervisor is writable
+    JsonArray kv = node.post("/api/v1/kv", new JsonObject().put("operations", new JsonArray()
+        .add(new JsonObject().put("op", "get").put("ns", "queen-locks").put("key", name + "#0"))
+        .add(held.getJsonObject("guard").copy().put("required", false))
+        .add(new JsonObject().put("op", "put").put("ns", "queen-supervisor").put("key", name + "/head")
+            .put("value", 1).put("ttlSeconds", 60)))).json().getJsonArray("results");
+    assertThat(kv.getJsonObject(0).getLong("version")).isEqualTo(token);
+    assertThat(kv.getJsonObject(1).getBoolean("applied")).isTrue();
+    assertThat(kv.getJsonObject(2).getBoolean("applied")).isTrue();
+    JsonObject freed = node.post("/api/v1/kv", new JsonObject().put("operations", new JsonArray()
+        .add(new JsonObject().put("op", "delete").put("ns", "queen-locks").put("key", name + "#0").put("expect", token))))
+        .json().getJsonArray("results").getJsonObject(0);
+    assertThat(freed.getBoolean("applied")).isTrue();
+    JsonObject next = locks(acquire(name, "next", 60, 1)).getJsonObject(0);
+    assertThat(next.getBoolean("acquired")).isTrue();
+    assertThat(next.getLong("token")).isGreaterThan(token);
+  }
 }

@@ -103,13 +103,18 @@ class StateInputFuzzIT {
     r.add(new Row("DELETE", "/api/v1/kv/fz/%2e%2e/a", null, 4, "path"));
     r.add(new Row("GET", "/api/v1/kv/f%2Fz/a", null, 4, "namespace"));
     // locks
-    // a permit written by hand (the KV routes may write queen-locks, contract section 4.3) never breaks the lock calls
+    // the KV routes cannot mint a lock permit (contract section 4.3): every spelling of a write into queen-locks is a
+    // 400 naming the namespace, and the lock sees no permit (a row written by hand in SQL: sql/src/test/sql/32_locks.sql)
     r.add(kv("{\"op\":\"put\",\"ns\":\"queen-locks\",\"key\":\"fl#0\",\"value\":5,\"forever\":true},"
         + "{\"op\":\"put\",\"ns\":\"queen-locks\",\"key\":\"fl#1\",\"value\":{\"owner\":[1],\"since\":{}},"
-        + "\"forever\":true}", 2, "applied"));
-    r.add(locks("{\"op\":\"get\",\"name\":\"fl\"}", 2, "holders"));
+        + "\"forever\":true}", 4, "queen-locks"));
+    r.add(kv("{\"op\":\"incr\",\"ns\":\"queen-locks\",\"key\":\"fl#0\",\"delta\":1,\"forever\":true}", 4,
+        "kv_reserved_namespace"));
+    r.add(new Row("PUT", "/api/v1/kv/queen-locks/fl%230", "{\"value\":{\"owner\":\"me\"},\"forever\":true}", 4,
+        "queen-locks"));
+    r.add(locks("{\"op\":\"get\",\"name\":\"fl\"}", 2, "\"holders\":[]"));
     r.add(locks("{\"op\":\"acquire\",\"name\":\"fl\",\"ttlSeconds\":5,\"limit\":3,\"owner\":\"me\"}", 2,
-        "\"slot\":2"));
+        "\"slot\":0"));
     r.add(locks("{\"op\":\"acquire\",\"name\":\"l" + NUL + "\",\"ttlSeconds\":5}", 4, "name"));
     r.add(locks("{\"op\":\"acquire\",\"name\":\"l\",\"ttlSeconds\":5,\"owner\":\"o" + NUL + "\"}", 4, "owner"));
     r.add(locks("{\"op\":\"acquire\",\"name\":\"l\",\"ttlSeconds\":-5}", 4, "ttl"));
@@ -149,6 +154,8 @@ class StateInputFuzzIT {
     r.add(new Row("POST", "/api/v1/transaction", txn + "\"kv\":\"x\"}", 4, "kv"));
     r.add(new Row("POST", "/api/v1/transaction", txn + "\"kv\":[{\"op\":\"incr\",\"ns\":\"fz\",\"key\":\"c\","
         + "\"forever\":true,\"delta\":1e400}]}", 4, "delta"));
+    r.add(new Row("POST", "/api/v1/transaction", txn + "\"kv\":[{\"op\":\"putIfAbsent\",\"ns\":\"queen-locks\","
+        + "\"key\":\"fl#2\",\"value\":1,\"forever\":true}]}", 4, "queen-locks"));
     r.add(new Row("POST", "/api/v1/transaction", txn + "\"timers\":[1]}", 4, "timer"));
     r.add(new Row("POST", "/api/v1/transaction", txn + "\"timers\":{}}", 4, "timers"));
     return r;

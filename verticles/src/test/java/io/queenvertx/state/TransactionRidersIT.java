@@ -186,4 +186,12 @@ class TransactionRidersIT {
     assertThat(prefix.status()).isEqualTo(400);
     assertThat(prefix.json().getString("code")).isEqualTo("kv_get_prefix_not_allowed_in_transaction");
   }
+
+  @Test
+  void aRiderIncrCountsItsDeltaAsSpelled() {
+    String ns = KvIT.ns();
+    Reply r = node.post("/api/v1/transaction", "{\"kv\":[" + KvIT.incr(ns, "n", "\"delta\":9007199254740993.0") + "]}");
+    assertThat(r.status()).as(r.body()).isEqualTo(200);
+    assertThat(KvIT.number(r.json().getJsonArray("results").getJsonObject(0))).isEqualByComparingTo("9007199254740993");
+  }
 }

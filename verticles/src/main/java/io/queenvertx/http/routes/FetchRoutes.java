@@ -4,6 +4,8 @@ import io.queenvertx.bus.Addresses;
 import io.queenvertx.bus.DecodeRequest;
 import io.queenvertx.bus.DecodedFrames;
 import io.queenvertx.bus.Requests;
+import io.queenvertx.consumer.ConsumerInbox;
+import io.queenvertx.consumer.LandingWatch;
 import io.queenvertx.db.SegmentProcedures.FetchSlice;
 import io.queenvertx.http.server.Bodies;
 import io.queenvertx.http.server.ErrorContract;
@@ -20,13 +22,18 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * {@code POST /api/v1/fetch} (queen2-contract.md §7): records by offset, Kafka-style. The slices come from
  * {@code queen.log_fetch} on the read pool and are decoded by the segment decoder ({@code DECODE}); no lease is taken
- * and no cursor moves. While the records found weigh less than {@code minBytes} (1) of payload, the fetch is read
- * again every {@value #REPOLL_MS} ms until {@code maxWaitMs} (0, at most 30 s) has passed (a timer, no thread held).
+ * and no cursor moves. While the records found weigh less than {@code minBytes} (1) of payload, the fetch waits, until
+ * {@code maxWaitMs} (0, at most 30 s) has passed, as a pop's long poll does: parked on the consumer's long-poll gates
+ * of its queues ({@link ConsumerInbox#watch}), read again when one of them lands (the cluster-wide {@code landed}
+ * announcement) or when the pop's safety re-poll is due ({@code POP_WAIT_*}); no thread or connection is held. On an
+ * event loop without a consumer it reads again every {@value #REPOLL_MS} ms.
  */
 final class FetchRoutes {
   static final int MAX_ENTRIES = 1024;
@@ -68,20 +75,30 @@ final class FetchRoutes {
     }
     long wait = b.getValue("maxWaitMs") == null ? 0 : Math.min(b.getLong("maxWaitMs"), MAX_WAIT_MS);
     long minBytes = b.getValue("minBytes") == null ? 1 : b.getLong("minBytes");
-    attempt(ctx, node, vertx, out, System.currentTimeMillis() + wait, minBytes);
+    Set<String> queues = new HashSet<>();
+    for (int i = 0; i < out.size(); i++) queues.add(out.getJsonObject(i).getString("queue"));
+    attempt(ctx, node, vertx, out, new LandingWatch(Tenancy.of(ctx), queues, System.currentTimeMillis() + wait, 0),
+        minBytes);
   }
 
-  private static void attempt(RoutingContext ctx, NodeContext node, Vertx vertx, JsonArray entries, long deadline,
+  private static void attempt(RoutingContext ctx, NodeContext node, Vertx vertx, JsonArray entries, LandingWatch w,
                               long minBytes) {
-    node.db().readSegments().fetch(Tenancy.of(ctx), entries, MAX_TOTAL)
+    node.db().readSegments().fetch(w.tenant(), entries, MAX_TOTAL)
         .compose(slices -> render(vertx, entries, slices))
         .onSuccess(r -> {
-          long left = deadline - System.currentTimeMillis();
+          long left = w.deadline() - System.currentTimeMillis();
           if (r.bytes() >= minBytes || left <= 0 || ctx.response().closed()) {
             ErrorContract.send(ctx, 200, r.body());
-          } else {
-            vertx.setTimer(Math.min(REPOLL_MS, left), t -> attempt(ctx, node, vertx, entries, deadline, minBytes));
+            return;
           }
+          Future<Boolean> woken = ConsumerInbox.watch(w);
+          if (woken == null) {
+            vertx.setTimer(Math.min(REPOLL_MS, left), t -> attempt(ctx, node, vertx, entries, w, minBytes));
+            return;
+          }
+          // a landing starts the safety schedule over, as for a pop; an empty re-read moves it on
+          woken.onComplete(ar -> attempt(ctx, node, vertx, entries, new LandingWatch(w.tenant(), w.queues(),
+              w.deadline(), ar.succeeded() && ar.result() ? 0 : w.emptyChecks() + 1), minBytes));
         })
         .onFailure(e -> ctx.fail(e instanceof ApiError ? e : ApiError.prefixed(500, "fetch failed: ", e)));
   }

@@ -1,5 +1,6 @@
 package io.queenvertx.http.routes;
 
+import io.queenvertx.auth.AuthHandler;
 import io.queenvertx.db.KvProcedures;
 import io.queenvertx.http.server.Bodies;
 import io.queenvertx.http.server.ErrorContract;
@@ -21,7 +22,6 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
-import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 
@@ -45,9 +45,14 @@ final class KvRoutes {
       Buffer body = ctx.body().buffer();
       OffLoop.parse(ctx, () -> KvInput.parse(KvInput.operations(Bodies.value(body)),
           RawValues.of(body.getBytes(), "operations")))
+          .map(ops -> { // reads need a read token, writes a read-write one (a 403 AuthRefused)
+            AuthHandler.require(ctx, "/api/v1/kv", ops.stream().map(KvProcedures.Op::op).toList());
+            return ops;
+          })
           .onSuccess(ops -> run(ctx, kv, metrics, ops, false))
           .onFailure(e -> {
-            // a refusal of the checks is the family's 4xx; anything else is a bug: a 500, never a retryable 503
+            // a refusal of the checks is the family's 4xx, of the access check a 403; anything else is a bug: a 500,
+            // never a retryable 503
             if (e instanceof StateRefused || e instanceof ApiError) StateErrors.fail(ctx, FAMILY, e);
             else ctx.fail(e);
           });
@@ -110,21 +115,16 @@ final class KvRoutes {
       JsonObject o = body == null ? new JsonObject() : body.copy();
       for (String f : new String[] {"op", "ns", "key", "keys", "prefix"}) o.remove(f);
       o.put("op", op).put("ns", ns).put("key", key);
-      String raw = body == null ? null : RawValues.ofObject(ctx.body().buffer().getBytes());
+      var raw = body == null ? null : RawValues.ofObject(ctx.body().buffer().getBytes());
       run(ctx, kv, metrics, List.of(KvInput.parse(o, 0, raw)), true);
     });
   }
 
-  /** The rest of the raw path after the namespace, percent-decoded once ({@code order/9f1/items} is one key). */
+  /** The rest of the path after the namespace, percent-decoded once ({@code order/9f1/items} is one key). */
   static String pathKey(RoutingContext ctx) {
-    String raw = ctx.request().path();
-    int start = raw.indexOf('/', PATH_PREFIX.length());
-    String rest = start < 0 ? "" : raw.substring(start + 1);
-    try {
-      return URLDecoder.decode(rest.replace("+", "%2B"), StandardCharsets.UTF_8);
-    } catch (IllegalArgumentException e) {
-      throw new StateRefused(400, "kv_bad_key", "the key in the path is not percent-encoded UTF-8");
-    }
+    String key = PathTail.after(ctx, PATH_PREFIX);
+    if (key == null) throw new StateRefused(400, "kv_bad_key", "the key in the path is not percent-encoded UTF-8");
+    return key;
   }
 
   private static void noQuery(RoutingContext ctx) {

@@ -1,5 +1,7 @@
 package io.queenvertx.http.routes;
 
+import io.queenvertx.auth.AuthHandler;
+import io.queenvertx.auth.AuthRefused;
 import io.queenvertx.db.LockProcedures;
 import io.queenvertx.http.server.Bodies;
 import io.queenvertx.http.server.ErrorContract;
@@ -33,8 +35,13 @@ final class LockRoutes {
       List<LockProcedures.Op> ops;
       try {
         ops = parse(Bodies.value(ctx.body().buffer()));
+        // get needs a read token, acquire/renew/release a read-write one
+        AuthHandler.require(ctx, "/api/v1/locks", ops.stream().map(LockProcedures.Op::op).toList());
       } catch (StateRefused e) {
         StateErrors.fail(ctx, FAMILY, e);
+        return;
+      } catch (AuthRefused e) {
+        ctx.fail(e);
         return;
       }
       locks.apply(Tenancy.of(ctx), ops).onSuccess(results -> {

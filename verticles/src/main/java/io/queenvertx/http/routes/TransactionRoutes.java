@@ -3,6 +3,7 @@ package io.queenvertx.http.routes;
 import io.queenvertx.http.server.Bodies;
 import io.queenvertx.http.server.ErrorContract;
 import io.queenvertx.http.server.Identity;
+import io.queenvertx.http.server.OffLoop;
 import io.queenvertx.http.server.RouteTable;
 import io.queenvertx.http.server.Tenancy;
 import io.queenvertx.kernel.ApiError;
@@ -15,27 +16,35 @@ import io.queenvertx.log.Riders;
 import io.queenvertx.state.RawValues;
 import io.queenvertx.state.StateRefused;
 import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.Json;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 
 /**
  * {@code POST /api/v1/transaction} (API.md §5.6, docs/design/queen2-contract.md §5). Pre-flight validation answers
  * 400 (the riders' checks too: their status and reason as {@code code}); once the bundle reached the database every
- * outcome, failures included, is a 200, except a rider the database refused as malformed (its 4xx).
+ * outcome, failures included, is a 200, except a rider the database refused as malformed (its 4xx). The body is decoded
+ * and checked ({@link #parse}: JSON, every push item, the riders' base64 payloads) by {@link OffLoop}: on a worker
+ * when it is over 64 KiB, as the key-value and timer routes do.
  */
 final class TransactionRoutes {
   private TransactionRoutes() {}
 
   static void mount(RouteTable routes, Vertx vertx) {
     routes.post("/api/v1/transaction", ctx -> {
-      JsonObject b = Bodies.object(ctx);
-      var cmd = parse(b, Tenancy.of(ctx), Identity.subject(ctx),
-          b.getValue("kv") == null ? null : RawValues.of(ctx.body().buffer().getBytes(), "kv"));
-      Bus.<JsonObject>request(vertx, Addresses.TRANSACTION, cmd)
+      UUID tenant = Tenancy.of(ctx);
+      String sub = Identity.subject(ctx);
+      Buffer body = ctx.body().buffer();
+      OffLoop.parse(ctx, () -> {
+        JsonObject b = Bodies.object(body);
+        return parse(b, tenant, sub, b.getValue("kv") == null ? null : RawValues.of(body.getBytes(), "kv"));
+      })
+          .compose(cmd -> Bus.<JsonObject>request(vertx, Addresses.TRANSACTION, cmd))
           .onSuccess(r -> {
             // a rider refused by the database (Riders.failure) is answered its 4xx, not 200
             Object status = r.remove(Riders.STATUS);
@@ -45,7 +54,7 @@ final class TransactionRoutes {
     });
   }
 
-  static TransactionCommand parse(JsonObject b, UUID tenant, String sub, List<String> kvValues) {
+  static TransactionCommand parse(JsonObject b, UUID tenant, String sub, List<Map<String, String>> kvValues) {
     JsonArray kv = rider(b, "kv");
     JsonArray timers = rider(b, "timers");
     try {

@@ -133,7 +133,12 @@ public final class Bodies {
 
   /** The body as a JSON object; a non-object or unparseable body is 400. */
   public static JsonObject object(RoutingContext ctx) {
-    Object v = value(ctx.body().buffer());
+    return object(ctx.body().buffer());
+  }
+
+  /** {@code b} as a JSON object; a non-object or unparseable body is 400 (no routing context: any thread). */
+  public static JsonObject object(Buffer b) {
+    Object v = value(b);
     if (v instanceof JsonObject o) return o;
     throw ApiError.of(400, "bad body: expected a JSON object");
   }
