@@ -40,24 +40,8 @@ free_port() { local p=$1; while port_in_use "$p"; do p=$((p + 1)); done; echo "$
 work=$(mktemp -d "${TMPDIR:-/tmp}/queen-ab.XXXXXX")
 declare -A pids=() ports=() pgports=()
 
-stop_node() { # side
-  local side=$1 pid=${pids[$1]:-}
-  [ -n "$pid" ] || return 0
-  kill -TERM "$pid" 2>/dev/null || true
-  for _ in $(seq 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
-  kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
-  wait "$pid" 2>/dev/null || true
-  unset "pids[$side]"
-  local pm="$work/$side/pg/postmaster.pid"
-  if [ -f "$pm" ]; then
-    local pgpid
-    pgpid=$(head -1 "$pm")
-    if [ -n "$pgpid" ] && kill -0 "$pgpid" 2>/dev/null; then
-      kill -INT "$pgpid" 2>/dev/null || true
-      for _ in $(seq 40); do kill -0 "$pgpid" 2>/dev/null || break; sleep 0.5; done
-    fi
-  fi
-}
+# shellcheck source=nodes.sh
+. "$here/nodes.sh"
 cleanup() {
   local rc=$?
   for s in A B; do stop_node "$s"; done
