@@ -34,7 +34,8 @@
 --     last_offset, txns_start, the queue's window and encryption flag; the write only when every element passes).
 --   * Push lock. Every writer of a partition's last_offset (log_push_multi, _log_push_into) first takes the
 --     transaction-scoped advisory lock (20821, hashtext(partition id)), and a transaction that takes several takes them
---     in ascending key order, each key once (delete_queue too, before its row locks). It is memory only (no WAL, no
+--     in ascending key order, each key once (delete_queue too, before its row locks; a redrive chunk, whose pushes
+--     go one destination after another, in dlq_redrive_rows). It is memory only (no WAL, no
 --     row version), and it is what lets the steady state write with ONE statement and no separate row lock: while the
 --     locks are held nobody else moves these partitions' last_offset, and a statement started after they were taken
 --     reads the last holder's committed write (a transaction is visible before it releases its locks). The update then

@@ -307,13 +307,18 @@ $$;
 -- The keyset is a bound of the (failed_at, id) index scan (idx_log_dlq_failed_at_id), so a chunk reads about its own
 -- rows, not every remaining row of the queue (a join filter on the task's position made each chunk read and sort the
 -- whole rest of the queue's DLQ: quadratic in the rows of a bulk redrive). The task's partitions are resolved first.
+-- Then the push locks of the chunk's destinations, in ascending key order (R__20_push.sql, "Push lock").
 CREATE OR REPLACE FUNCTION queen.dlq_redrive_rows(p_task uuid, p_owner text, p_limit integer)
 RETURNS TABLE (id uuid, failed_at timestamptz, queue text, partition text, payload text)
 LANGUAGE plpgsql AS $$
 DECLARE
-  v_task  queen.dlq_redrive_tasks;
-  v_pids  uuid[];
-  v_names text[];
+  v_task     queen.dlq_redrive_tasks;
+  v_pids     uuid[];
+  v_names    text[];
+  v_ids      uuid[];
+  v_at       timestamptz[];
+  v_rnames   text[];
+  v_payloads text[];
 BEGIN
   SELECT * INTO v_task FROM queen.dlq_redrive_tasks t
    WHERE t.id = p_task AND t.owner = p_owner AND t.status = 'running';
@@ -327,16 +332,35 @@ BEGIN
   IF v_pids IS NULL THEN
     RETURN;
   END IF;
+  SELECT array_agg(r.id ORDER BY r.failed_at, r.id), array_agg(r.failed_at ORDER BY r.failed_at, r.id),
+         array_agg(r.name ORDER BY r.failed_at, r.id), array_agg(r.payload ORDER BY r.failed_at, r.id)
+    INTO v_ids, v_at, v_rnames, v_payloads
+    FROM (SELECT d.id, d.failed_at, n.name, d.payload
+            FROM queen.log_dlq d
+            JOIN unnest(v_pids, v_names) AS n(pid, name) ON n.pid = d.partition_id
+           WHERE (d.failed_at, d.id) > (COALESCE(v_task.after_failed_at, '-infinity'::timestamptz),
+                                        COALESCE(v_task.after_id, '00000000-0000-0000-0000-000000000000'::uuid))
+             AND (v_task.consumer_group IS NULL OR d.consumer_group = v_task.consumer_group)
+           ORDER BY d.failed_at, d.id
+           LIMIT p_limit
+           FOR UPDATE OF d) r;
+  IF v_ids IS NULL THEN
+    RETURN;
+  END IF;
+  -- The chunk moves its rows with one push per destination, in row order (RedriveChunk): the push locks of all its
+  -- destinations that exist are taken here, in the pushes' order (R__20_push.sql, "Push lock"), so it never holds one
+  -- while waiting for another that a push bundle or delete_queue holds (a deadlock). After the row locks, as
+  -- log_dlq_move takes them.
+  PERFORM pg_advisory_xact_lock(20821, l.k)
+     FROM (SELECT DISTINCT hashtext(p.id::text) AS k
+             FROM (SELECT DISTINCT x.pn FROM unnest(v_rnames) AS x(pn)) r
+             JOIN queen.queues q ON q.tenant_id = v_task.tenant_id AND q.name = COALESCE(v_task.dest_queue, v_task.queue)
+             JOIN queen.log_partitions p ON p.queue_id = q.id AND p.name = COALESCE(v_task.dest_partition, r.pn)
+            ORDER BY 1) l;
   RETURN QUERY
-  SELECT d.id, d.failed_at, v_task.queue, n.name, d.payload
-    FROM queen.log_dlq d
-    JOIN unnest(v_pids, v_names) AS n(pid, name) ON n.pid = d.partition_id
-   WHERE (d.failed_at, d.id) > (COALESCE(v_task.after_failed_at, '-infinity'::timestamptz),
-                                COALESCE(v_task.after_id, '00000000-0000-0000-0000-000000000000'::uuid))
-     AND (v_task.consumer_group IS NULL OR d.consumer_group = v_task.consumer_group)
-   ORDER BY d.failed_at, d.id
-   LIMIT p_limit
-   FOR UPDATE OF d;
+  SELECT u.id, u.failed_at, v_task.queue, u.name, u.payload
+    FROM unnest(v_ids, v_at, v_rnames, v_payloads) WITH ORDINALITY AS u(id, failed_at, name, payload, ord)
+   ORDER BY u.ord;
 END;
 $$;
 

@@ -1,6 +1,7 @@
 package io.queenvertx.boot;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.queenvertx.kernel.Config;
 import io.queenvertx.testing.TestDatabase;
@@ -9,6 +10,7 @@ import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -247,5 +249,72 @@ class PushLockIT {
     List<Throwable> errors = concurrently(db, sessions);
     assertThat(errors).as("no call failed but with QSTALE (a deadlock would be SQLSTATE 40P01)").isEmpty();
     assertThat(written.get()).as("pushes landed between the deletions").isPositive();
+  }
+  /** A dead-letter row of partition {@code pid} that failed {@code ago}; its id. */
+  private static String deadLetter(Statement st, String pid, String ago) throws SQLException {
+    return column(st, "INSERT INTO queen.log_dlq (partition_id, consumer_group, \"offset\", payload, failed_at) "
+        + "VALUES ('" + pid + "', 'g', 0, '{}', now() - interval '" + ago + "') RETURNING id").get(0);
+  }
+
+  /**
+   * A redrive chunk moves its rows to several partitions, one {@code log_dlq_move_many} (one push) after another, in
+   * the order of its rows. Its destinations' push locks are taken up front, in ascending key order, by
+   * {@code dlq_redrive_rows}: otherwise the chunk holds one destination's lock while a push bundle holds the other's
+   * and waits for the first, and the chunk's next move closes the cycle (a deadlock, SQLSTATE 40P01).
+   */
+  @Test
+  void aRedriveChunkOverTwoPartitionsNeverDeadlocksWithABundle() throws Exception {
+    Config.Database db = TestDatabase.get().fresh();
+    Migrations.apply(db);
+    String queue = "lock-redrive";
+    String first;
+    String second;
+    String firstName;
+    String secondName;
+    String task;
+    String row1;
+    String row2;
+    try (Connection c = connect(db); Statement st = c.createStatement()) {
+      provision(st, queue);
+      // the chunk moves to `first` then to `second` (its rows' order), and a bundle locks `second` (the lower key)
+      // before `first`
+      List<String> byKey = column(st, "SELECT p.id || ' ' || p.name FROM queen.log_partitions p JOIN queen.queues q "
+          + "ON q.id = p.queue_id WHERE q.name = '" + queue + "' AND p.name IN ('p0', 'p1') "
+          + "ORDER BY hashtext(p.id::text) DESC");
+      first = byKey.get(0).split(" ")[0];
+      firstName = byKey.get(0).split(" ")[1];
+      second = byKey.get(1).split(" ")[0];
+      secondName = byKey.get(1).split(" ")[1];
+      row1 = deadLetter(st, first, "2 minutes");
+      row2 = deadLetter(st, second, "1 minute");
+      task = column(st, "INSERT INTO queen.dlq_redrive_tasks (tenant_id, queue, max_per_second, owner) VALUES ('"
+          + T1 + "', '" + queue + "', 100, 'me') RETURNING id").get(0);
+    }
+    try (Connection chunk = connect(db); Statement rs = chunk.createStatement()) {
+      chunk.setAutoCommit(false);
+      assertThat(column(rs, "SELECT r.partition FROM queen.dlq_redrive_rows('" + task + "', 'me', 10) r"))
+          .containsExactly(firstName, secondName);
+      rs.execute("SELECT queen.log_dlq_move_many('" + T1 + "', ARRAY['" + row1 + "']::uuid[], '" + queue + "', '"
+          + firstName + "', decode(md5('redrive-1'), 'hex'), '\\x00'::bytea)");
+      ExecutorService pool = Executors.newSingleThreadExecutor();
+      try {
+        Future<Integer> bundle = pool.submit(() -> {
+          try (Connection c = connect(db); Statement st = c.createStatement()) {
+            return pushBundle(st, queue, List.of(second, first), List.of(secondName, firstName), true, "racer");
+          }
+        });
+        // the bundle waits on a push lock the chunk holds
+        try (Connection c = connect(db); Statement st = c.createStatement()) {
+          await().atMost(Duration.ofSeconds(10)).until(() -> !column(st,
+              "SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted").isEmpty());
+        }
+        rs.execute("SELECT queen.log_dlq_move_many('" + T1 + "', ARRAY['" + row2 + "']::uuid[], '" + queue + "', '"
+            + secondName + "', decode(md5('redrive-2'), 'hex'), '\\x00'::bytea)");
+        chunk.commit();
+        assertThat(bundle.get()).as("the bundle queued both elements once the chunk committed").isEqualTo(2);
+      } finally {
+        pool.shutdownNow();
+      }
+    }
   }
 }
