@@ -188,3 +188,68 @@ BEGIN
   PERFORM qt.eq(c.committed, 2::bigint, 'sealed to last_offset');
   PERFORM qt.eq(c.worker_id, NULL::text, 'seal takes no lease');
 END $$;
+
+-- The fast path of a batch-1 pop of any partition (R__30, log_pop_many's "fast path"): the claim and the candidate
+-- walk in one statement, without _log_pop_claim. Same verdicts as the full walk: one live lease per partition, the
+-- next pop takes another partition, nothing when all are leased, redelivery (attempt + 1) after the lease expires, a
+-- partition without a cursor row (created after the group registered) still found, a retention gap and a seal handed
+-- to the full claim. Counts _log_pop_claim's calls (0 on the fast path).
+DO $$
+DECLARE r jsonb; r2 jsonb; c queen.log_consumers; n0 bigint; pa uuid;
+BEGIN
+  PERFORM set_config('track_functions', 'pl', true);
+  PERFORM qt.push('fastq', 'A', 1, 3);   -- A: 0..2
+  PERFORM qt.push('fastq', 'B', 10, 3);  -- B: 0..2
+  pa := qt.pid('fastq', 'A');
+  PERFORM qt.pop('fastq', NULL, 'fg', 1, 1, 'w0', auto_ack => true);   -- registers fg, seeds both cursors
+  n0 := COALESCE(pg_stat_get_xact_function_calls('queen._log_pop_claim'::regproc), 0);
+  r := qt.pop('fastq', NULL, 'fg', 1, 1, 'w1');
+  PERFORM qt.eq(qt.taken(r), 1, 'fast: one message');
+  PERFORM qt.eq(COALESCE(pg_stat_get_xact_function_calls('queen._log_pop_claim'::regproc), 0) - n0, 0::bigint,
+                'fast: no _log_pop_claim call');
+  c := qt.cursor('fastq', r->0->>'p', 'fg');
+  PERFORM qt.eq(c.worker_id, 'w1', 'fast: leased to w1');
+  PERFORM qt.eq(c.batch_end, c.committed + 1, 'fast: batch_end = the one message');
+  PERFORM qt.eq(c.attempt_offset, c.committed + 1, 'fast: attempt_offset');
+  PERFORM qt.eq((r->0->>'a')::int, 1, 'fast: attempt 1');
+  PERFORM qt.eq((r->0->>'b')::bigint + (r->0->>'s')::int, c.committed + 1, 'fast: the next offset');
+  PERFORM qt.ok((r->0->>'l')::boolean, 'fast: lease returned');
+  r2 := qt.pop('fastq', NULL, 'fg', 1, 1, 'w2');
+  PERFORM qt.eq(qt.taken(r2), 1, 'fast: the other partition');
+  PERFORM qt.ok(r2->0->>'p' <> r->0->>'p', 'fast: never the leased partition');
+  PERFORM qt.eq(qt.pop('fastq', NULL, 'fg', 1, 1, 'w3'), '[]'::jsonb, 'fast: all leased, nothing');
+  -- the lease on r's partition expires: redelivered, attempt 2
+  UPDATE queen.log_consumers SET lease_expires_at = clock_timestamp() - interval '1 second'
+  WHERE partition_id = (r->0->>'pid')::uuid AND consumer_group = 'fg';
+  n0 := COALESCE(pg_stat_get_xact_function_calls('queen._log_pop_claim'::regproc), 0);
+  r2 := qt.pop('fastq', NULL, 'fg', 1, 1, 'w4');
+  PERFORM qt.eq(qt.offs(r2), qt.offs(r), 'fast: redelivered after expiry');
+  PERFORM qt.eq(r2->0->>'p', r->0->>'p', 'fast: same partition');
+  PERFORM qt.eq((r2->0->>'a')::int, 2, 'fast: attempt 2');
+  PERFORM qt.eq((qt.cursor('fastq', r->0->>'p', 'fg')).worker_id, 'w4', 'fast: leased to w4');
+  PERFORM qt.eq(COALESCE(pg_stat_get_xact_function_calls('queen._log_pop_claim'::regproc), 0) - n0, 0::bigint,
+                'fast: redelivery on the fast path');
+  -- a partition created after the group registered has no cursor row: the full walk seeds and claims it
+  PERFORM qt.push('fastq', 'C', 5, 1);
+  r := qt.pop('fastq', NULL, 'fg', 1, 1, 'w5');
+  PERFORM qt.eq(r->0->>'p', 'C', 'fast: a partition without a cursor row is found');
+  PERFORM qt.eq((qt.cursor('fastq', 'C', 'fg')).worker_id, 'w5', 'fast: C leased to w5');
+  -- a retention gap on A: the claimed row goes to the full claim, which skips the gap
+  UPDATE queen.log_consumers SET worker_id = NULL, lease_expires_at = NULL WHERE consumer_group = 'fg';
+  UPDATE queen.log_consumers SET worker_id = 'hold', lease_expires_at = clock_timestamp() + interval '1 minute'
+  WHERE consumer_group = 'fg' AND partition_id <> pa;
+  PERFORM qt.push('fastq', 'A', 6, 2);   -- A: 3..4
+  DELETE FROM queen.log_segments WHERE partition_id = pa AND base_offset < 3;
+  UPDATE queen.log_partitions SET log_start = 3 WHERE id = pa;
+  n0 := COALESCE(pg_stat_get_xact_function_calls('queen._log_pop_claim'::regproc), 0);
+  r := qt.pop('fastq', NULL, 'fg', 1, 1, 'w6');
+  PERFORM qt.eq(qt.offs(r), ARRAY[3]::bigint[], 'fast: gap skipped by the full claim');
+  PERFORM qt.eq(COALESCE(pg_stat_get_xact_function_calls('queen._log_pop_claim'::regproc), 0) - n0, 1::bigint,
+                'fast: the gap handed to the full claim once');
+  -- seal: nothing left past A's cursor
+  UPDATE queen.log_consumers SET worker_id = NULL, lease_expires_at = NULL WHERE partition_id = pa;
+  DELETE FROM queen.log_segments WHERE partition_id = pa;
+  UPDATE queen.log_partitions SET log_start = 5 WHERE id = pa;
+  PERFORM qt.eq(qt.pop('fastq', NULL, 'fg', 1, 1, 'w7'), '[]'::jsonb, 'fast: nothing to deliver');
+  PERFORM qt.eq((qt.cursor('fastq', 'A', 'fg')).committed, 4::bigint, 'fast: sealed to last_offset');
+END $$;
