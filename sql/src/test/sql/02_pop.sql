@@ -252,4 +252,17 @@ BEGIN
   UPDATE queen.log_partitions SET log_start = 5 WHERE id = pa;
   PERFORM qt.eq(qt.pop('fastq', NULL, 'fg', 1, 1, 'w7'), '[]'::jsonb, 'fast: nothing to deliver');
   PERFORM qt.eq((qt.cursor('fastq', 'A', 'fg')).committed, 4::bigint, 'fast: sealed to last_offset');
+  -- fused pops (one call, three workers) over two partitions: one partition each for the first two, none for the third
+  PERFORM qt.push('fastf', 'A', 1, 2);
+  PERFORM qt.push('fastf', 'B', 3, 2);
+  PERFORM qt.pop('fastf', NULL, 'ff', 1, 1, 'w0', auto_ack => true);   -- registers ff, seeds both cursors
+  n0 := COALESCE(pg_stat_get_xact_function_calls('queen._log_pop_claim'::regproc), 0);
+  PERFORM qt.eq((SELECT string_agg(m.pop_idx || ':' || m.take, ',' ORDER BY m.pop_idx) || '/'
+                        || count(DISTINCT m.partition_id)
+                 FROM queen.log_pop_many(qt.tenant(), 'fastf', NULL, 'ff', 1, 1, 0, ARRAY['wa', 'wb', 'wc'], false,
+                                         'all', NULL) m), '1:1,2:1/2', 'fast: fused pops, one partition each');
+  PERFORM qt.eq((SELECT string_agg(c2.worker_id, ',' ORDER BY c2.worker_id) FROM queen.log_consumers c2
+                 WHERE c2.consumer_group = 'ff'), 'wa,wb', 'fast: fused pops leased to their workers');
+  PERFORM qt.eq(COALESCE(pg_stat_get_xact_function_calls('queen._log_pop_claim'::regproc), 0) - n0, 0::bigint,
+                'fast: fused pops on the fast path');
 END $$;
