@@ -40,31 +40,6 @@ BEGIN
 END $$;
 
 DO $$
-DECLARE r jsonb; t0 timestamptz; n0 bigint;
-BEGIN
-  IF NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'dblink') THEN RETURN; END IF;
-  PERFORM set_config('lock_timeout', '1500ms', true);
-  PERFORM set_config('track_functions', 'pl', true);
-  -- 1b. The same on the batch-1 fast path (R__30 "fast path": walk and claim in one statement): B holds p1's cursor
-  --     row locked; A's batch-1 pops of any partition take p2 without waiting, then find nothing without waiting.
-  -- (the leases of scenario 1 are released by B, committed: an UPDATE here would lock the rows in A's transaction)
-  PERFORM dblink_exec('b', $q$UPDATE queen.log_consumers SET worker_id = NULL, lease_expires_at = NULL
-                              WHERE consumer_group = 'g'$q$);
-  PERFORM dblink_exec('b', 'BEGIN');
-  PERFORM * FROM dblink('b', $q$SELECT count(*) FROM queen.log_pop('00000000-0000-0000-0000-000000000001',
-      'conc.q', 'p1', 'g', 1, 1, 30, 'wb', false, 'all', NULL)$q$) AS x(n bigint);
-  n0 := COALESCE(pg_stat_get_xact_function_calls('queen._log_pop_claim'::regproc), 0);
-  t0 := clock_timestamp();
-  r := qt.pop('conc.q', NULL, 'g', 1, 1, 'wa');
-  PERFORM qt.eq(r->0->>'p', 'p2', 'fast path: locked partition skipped');
-  PERFORM qt.eq(COALESCE(pg_stat_get_xact_function_calls('queen._log_pop_claim'::regproc), 0) - n0, 0::bigint,
-                'fast path taken');
-  PERFORM qt.eq(qt.pop('conc.q', NULL, 'g', 1, 1, 'wa2'), '[]'::jsonb, 'fast path: one locked, one leased: nothing');
-  PERFORM qt.ok(clock_timestamp() - t0 < interval '1 second', 'fast path pops did not wait');
-  PERFORM dblink_exec('b', 'ROLLBACK');
-END $$;
-
-DO $$
 DECLARE r jsonb;
 BEGIN
   IF NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'dblink') THEN RETURN; END IF;

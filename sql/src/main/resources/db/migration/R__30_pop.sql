@@ -37,13 +37,6 @@
 -- SET clause restores only plan_cache_mode at exit; the synchronous_commit set below is not a SET clause and still
 -- lasts until the transaction ends.
 --
--- Fast path. A batch-1 pop of any partition (no byte budget, autoAck, conflation, delay or window; one or more fused
--- pops) skips the candidate cursor and _log_pop_claim: per pop, one statement finds and locks (FOR UPDATE SKIP LOCKED)
--- the first claimable cursor row from a random pivot with its head segment, one updates the lease, and the row is
--- emitted from variables. Whatever it does not own (a partition without a cursor row, a retention gap, a seal, nothing
--- claimable) goes to the full walk, unchanged. About a quarter less PostgreSQL time per pop (BENCHMARKS.md, "Issue 39,
--- pop batch 1: a fast path"); 02_pop.sql and 08_concurrency.sql count _log_pop_claim's calls to see it taken.
---
 -- Byte budget. A pop may also be given p_max_bytes (QUEEN_POP_MAX_BYTES): it then stops taking messages once what it
 -- took would render to about that many bytes of JSON, always delivering at least one message per partition it claims,
 -- so a pop of 10,000 large messages cannot build a response of gigabytes. The measure is each segment's
@@ -207,11 +200,6 @@ DECLARE
     v_pname     text;
     v_r         record;
     v_cur       refcursor;
-    v_f         record;                           -- the fast path's claimed row (see "fast path" below)
-    v_done      boolean;
-    v_wanted    bigint;
-    v_lo        uuid;
-    v_found     boolean;
 BEGIN
     IF p_partition IS NOT NULL THEN
         v_maxp := 1;
@@ -336,76 +324,8 @@ BEGIN
             v_q_claimed := 0;
             v_floor := NULL;
 
-            -- ---- fast path: one message per pop (of one or more fused pops), any partition, no byte budget, no
-            -- autoAck, no conflation, no delay or window, no floor (the walk would start at a random pivot anyway).
-            -- Per pop, the candidate walk and the claim in one statement: the first partition from a random pivot (by
-            -- id) whose cursor row has something past the cursor and no live lease, locked FOR UPDATE SKIP LOCKED (a
-            -- concurrent claim is skipped, never waited on; a row changed since the snapshot is re-checked under the
-            -- lock), with its head segment; then the lease update, and the row emitted from variables: no candidate
-            -- cursor, no _log_pop_claim call. A partition without a cursor row is not seen here, and a claimed row
-            -- whose head does not cover committed + 1 (a retention gap, a seal) is left as it is: the pops still
-            -- unserved then take the full walk below, which seeds missing rows and sees its own lock.
-            IF v_budget = 1 AND p_partition IS NULL AND v_bytes IS NULL AND NOT COALESCE(p_auto_ack, false)
-               AND NOT v_conf AND COALESCE(v_q.delayed_processing, 0) <= 0 AND COALESCE(v_q.window_buffer, 0) <= 0
-               AND (v_wm_floor IS NULL OR v_wm_floor = '-infinity'::timestamptz) THEN
-                LOOP
-                    -- From the pivot, then (when nothing past it is claimable) from the start: an index range on
-                    -- (queue_id, id) in id order either way, which the LIMIT stops at the first row claimed.
-                    v_lo := gen_random_uuid();
-                    LOOP
-                        SELECT k.partition_id, k.name, k.committed, h.base_offset AS h_base, h.end_offset AS h_end,
-                               h.created_at AS h_created, h.blob AS h_blob
-                        INTO v_f
-                        FROM (SELECT c.partition_id, p.name, c.committed
-                              FROM queen.log_partitions p
-                              JOIN queen.log_consumers c ON c.partition_id = p.id AND c.consumer_group = v_group
-                              WHERE p.queue_id = v_q.id
-                                AND p.id >= v_lo
-                                AND p.last_offset > c.committed
-                                AND (c.worker_id IS NULL OR c.lease_expires_at IS NULL OR c.lease_expires_at < v_now)
-                              ORDER BY p.id
-                              LIMIT 1
-                              FOR UPDATE OF c SKIP LOCKED) k
-                        LEFT JOIN LATERAL (
-                            SELECT s.base_offset, s.end_offset, s.created_at, s.blob
-                            FROM queen.log_segments s
-                            WHERE s.partition_id = k.partition_id AND s.base_offset <= k.committed + 1
-                            ORDER BY s.base_offset DESC LIMIT 1) h ON true;
-                        v_found := FOUND;
-                        EXIT WHEN v_found OR v_lo = '00000000-0000-0000-0000-000000000000'::uuid;
-                        v_lo := '00000000-0000-0000-0000-000000000000'::uuid;
-                    END LOOP;
-                    EXIT WHEN NOT v_found;
-                    v_wanted := v_f.committed + 1;
-                    EXIT WHEN v_f.h_base IS NULL OR v_f.h_end < v_wanted;
-                    UPDATE queen.log_consumers c SET
-                        worker_id = p_workers[v_i],
-                        lease_expires_at = v_now + make_interval(secs => v_lease),
-                        lease_acquired_at = v_now,
-                        batch_end = v_wanted,
-                        lease_conflated = false,
-                        attempt_count = CASE WHEN c.attempt_offset IS NOT DISTINCT FROM v_wanted
-                                             THEN c.attempt_count + 1 ELSE 1 END,
-                        attempt_offset = v_wanted
-                    WHERE c.partition_id = v_f.partition_id AND c.consumer_group = v_group
-                    RETURNING GREATEST(c.attempt_count, 1), c.lease_expires_at INTO delivery_attempt, lease_expires_at;
-                    pop_idx := v_i; partition_id := v_f.partition_id; partition_name := v_f.name;
-                    queue_name := v_q.name; base_offset := v_f.h_base;
-                    start_idx := (v_wanted - v_f.h_base)::integer; take := 1;
-                    msg_count := (v_f.h_end - v_f.h_base + 1)::integer; created_at := v_f.h_created;
-                    blob := v_f.h_blob; conflated := false;
-                    RETURN NEXT;
-                    v_q_claimed := v_q_claimed + 1;
-                    v_i := v_i + 1;
-                    EXIT WHEN v_i > v_pops;
-                END LOOP;
-            END IF;
-            v_done := v_i > v_pops;
-
             -- ---- candidates --------------------------------------------------------------------------------------
-            IF v_done THEN
-                NULL;                                 -- every pop served by the fast path
-            ELSIF p_partition IS NOT NULL THEN
+            IF p_partition IS NOT NULL THEN
                 OPEN v_cur FOR
                     SELECT p.id, p.name FROM queen.log_partitions p
                     WHERE p.queue_id = v_q.id AND p.name = p_partition;
@@ -444,7 +364,6 @@ BEGIN
             END IF;
 
             LOOP
-                EXIT WHEN v_done;
                 FETCH v_cur INTO v_pid, v_pname;
                 EXIT WHEN NOT FOUND;
 
@@ -493,9 +412,7 @@ BEGIN
                     END IF;
                 END IF;
             END LOOP;
-            IF NOT v_done THEN
-                CLOSE v_cur;
-            END IF;
+            CLOSE v_cur;
 
             -- ---- empty-scan floor (at most every 30 s per (queue, group), never waiting) ----------------------------
             IF p_partition IS NULL AND v_q_claimed = 0
