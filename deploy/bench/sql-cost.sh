@@ -11,7 +11,8 @@
 # Usage: PGHOST=127.0.0.1 PGPORT=5432 PGUSER=postgres PGPASSWORD=... PGDATABASE=postgres deploy/bench/sql-cost.sh [N]
 # Knobs: N (2000, pops+acks), ROUNDS (3), FRAMES (30 frames per pushed segment, as a batch-100 push over 10
 # partitions writes them), PARTITIONS (10), ACK_FN (queen.log_ack: another function of its signature, to compare a
-# variant created by hand in the same database). The queue it fills (sqlcost-<pid>) is deleted at the end.
+# variant created by hand in the same database), POP_FN (queen.log_pop_many: the same for the pop). The queue it
+# fills (sqlcost-<pid>) is deleted at the end.
 set -euo pipefail
 
 N=${1:-2000}
@@ -20,6 +21,7 @@ FRAMES=${FRAMES:-30}
 PARTITIONS=${PARTITIONS:-10}
 QUEUE="sqlcost-$$"
 ACK_FN=${ACK_FN:-queen.log_ack}
+POP_FN=${POP_FN:-queen.log_pop_many}
 # shellcheck source=pg-cpu.sh
 . "$(dirname "$0")/pg-cpu.sh"
 
@@ -35,7 +37,7 @@ trap 'psql_q "SELECT queen.delete_queue(NULL, '"'"'$QUEUE'"'"')" > /dev/null 2>&
 script=$(mktemp)
 cat > "$script" <<EOF
 SELECT partition_id AS pid, base_offset + start_idx AS off
-  FROM queen.log_pop_many(NULL, '$QUEUE', NULL, NULL, 1, 1, 60, ARRAY['sqlcost'], false, 'all', NULL, NULL, NULL) \gset
+  FROM $POP_FN(NULL, '$QUEUE', NULL, NULL, 1, 1, 60, ARRAY['sqlcost'], false, 'all', NULL, NULL, NULL) \gset
 SELECT CASE WHEN ($ACK_FN(NULL, :pid::uuid, NULL, 'sqlcost',
          ARRAY[(SELECT substring(t.hashes FROM (:off - t.base_offset)::int * 16 + 1 FOR 16) FROM queen.log_txns t
                 WHERE t.partition_id = :pid::uuid AND t.base_offset <= :off ORDER BY t.base_offset DESC LIMIT 1)],
