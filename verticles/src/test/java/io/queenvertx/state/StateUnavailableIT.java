@@ -2,6 +2,11 @@ package io.queenvertx.state;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import io.queenvertx.http.server.ErrorContract;
 import io.queenvertx.testing.StoppableDatabase;
 import io.queenvertx.testing.TestNode;
 import io.queenvertx.testing.TestNode.Reply;
@@ -10,8 +15,10 @@ import io.vertx.core.json.JsonObject;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 /**
  * The key-value, timer and lock routes while PostgreSQL is away (docs/design/queen2-contract.md §1.3): every one answers
@@ -55,7 +62,21 @@ class StateUnavailableIT {
     try (var pg = new StoppableDatabase(); var node = TestNode.start(Map.of(), pg.config())) {
       calls(node).forEach((what, r) -> assertThat(r.status()).as("up: " + what + ": " + r.body()).isEqualTo(200));
       pg.stop();
-      calls(node).forEach((what, r) -> {
+      var errorLines = new ListAppender<ILoggingEvent>();
+      errorLines.start();
+      Logger contract = (Logger) LoggerFactory.getLogger(ErrorContract.class);
+      contract.addAppender(errorLines);
+      Map<String, Reply> down;
+      try {
+        down = calls(node);
+      } finally {
+        contract.detachAppender(errorLines);
+      }
+      // an outage answers each call 503 like the key-value routes always did: no ERROR line (with its stack trace)
+      // per request from any family
+      assertThat(List.copyOf(errorLines.list).stream().filter(e -> e.getLevel() == Level.ERROR)
+          .map(ILoggingEvent::getFormattedMessage)).isEmpty();
+      down.forEach((what, r) -> {
         String family = what.substring(0, what.indexOf(' '));
         String code = family + "_unavailable";
         assertThat(r.status()).as(what + ": " + r.body()).isEqualTo(503);

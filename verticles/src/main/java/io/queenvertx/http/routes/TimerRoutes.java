@@ -105,7 +105,14 @@ final class TimerRoutes {
         return;
       }
       ApiError refusal = e instanceof ApiError a ? a : TimerOps.refusal(e);
-      if (refusal.status() == 503) ctx.response().putHeader("Retry-After", "1");
+      if (refusal.status() == 503) {
+        // the database away: answered like the key-value and lock routes' 503, without an ERROR line and stack trace
+        // per request (the access line still records each 503)
+        if (ctx.response().ended() || ctx.response().closed()) return;
+        ctx.response().putHeader("Retry-After", "1");
+        ErrorContract.send(ctx, 503, refusal.body());
+        return;
+      }
       ctx.fail(refusal);
     });
   }
