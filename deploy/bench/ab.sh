@@ -10,7 +10,7 @@
 # flock LOCK, released between rows, so other benchmarks on the machine never run alongside), POPACK1_PREFILL=30000,
 # DRAIN_PREFILL=200000, RESULTS=deploy/bench/results-ab.jsonl, BROKER_JAVA_OPTS, BENCH_JAVA_OPTS, ENV_A / ENV_B
 # (extra VAR=value words for one side's broker).
-# Rows: push1, push100, popack1, drain100 (the same arguments as run-all.sh).
+# Rows: push1, push100, popack1, drain100, part1000, part10000 (the same arguments as run-all.sh).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -78,6 +78,8 @@ row_args() { # row -> bench arguments
     push100)  echo "--mode push --clients 8 --batch 100 --partitions 10" ;;
     popack1)  echo "--mode popack --clients 8 --producers 0 --batch 1 --partitions 10 --prefill $POPACK1_PREFILL" ;;
     drain100) echo "--mode popack --clients 8 --producers 0 --batch 100 --partitions 10 --prefill $DRAIN_PREFILL" ;;
+    part1000) echo "--mode push --clients 8 --batch 100 --partitions 1000" ;;
+    part10000) echo "--mode push --clients 8 --batch 100 --partitions 10000" ;;
     *) echo "unknown row $1" >&2; exit 2 ;;
   esac
 }
