@@ -29,18 +29,23 @@
 # (CHECKPOINT=0 turns it off), so every run pays the full-page images of the pages it is first to touch alike,
 # wherever the checkpointer happens to be. Background work (WAL writer, checkpointer, autovacuum) is not in the
 # figure. Run the variants a few times and compare minima and medians; the machine's noise moves them less than it
-# moves msg/s. At the end the script checks that the owned variants' segments tile each partition from offset 0 with
-# no gap or overlap (and, for owned and owned-check, one log_txns row per segment). Not part of the test suite.
+# moves msg/s. With CLIENTS > 1 (say 8, the part rows' clients) each variant runs DURATION seconds on CLIENTS
+# connections instead, and the figure is the CPU of ALL of PostgreSQL's processes (backends, WAL writer, checkpointer,
+# autovacuum: the scope of run-all.sh's PostgreSQL figure) over the elements written, so the background work is in it;
+# the -check variants need one writer per partition in offset order and are refused then. At the end the script checks
+# that the owned variants' segments tile each partition from offset 0 with no gap or overlap (and, for owned and
+# owned-check, one log_txns row per segment). Not part of the test suite.
 #
 # Needs: a PostgreSQL on this machine with the queen schema (start a node against it once), psql and pgbench
 # (Debian's postgresql-client), and read access to the data directory's postmaster.pid (run as root or postgres).
 # A single node's embedded PostgreSQL will do: start the broker jar with QUEEN_DATA_DIR=<a temp dir>,
 # QUEEN_CLUSTER=false, PORT and QUEEN_EMBEDDED_PG_PORT free ports; its password is in $QUEEN_DATA_DIR/pg-password.
 # Usage: PGHOST=127.0.0.1 PGPORT=5432 PGUSER=postgres PGPASSWORD=... PGDATABASE=postgres deploy/bench/spread-cost.sh [N]
-# Knobs: N (500 calls per variant and round), ROUNDS (3), PARTITIONS (10000), K (100 elements per call, the batch of one
-# part10000 request), SLOTS (256), CHECKPOINT (1), VARIANTS ("call update push owned owned-check owned-onerow
-# owned-onerow-check"). Everything it creates (the queues spreadcost-<pid> and spreadcost-<pid>-owned, the chunk table
-# public.spreadcost_<pid>, the schema spreadcost_<pid>) is deleted at the end.
+# Knobs: N (500 calls per variant and round), ROUNDS (3), PARTITIONS (10000), K (100 elements per call, the batch of
+# one part10000 request), SLOTS (256), CHECKPOINT (1), CLIENTS (1), DURATION (15 s, with CLIENTS > 1), VARIANTS ("call
+# update push owned owned-check owned-onerow owned-onerow-check"). Everything it creates (the queues spreadcost-<pid>
+# and spreadcost-<pid>-owned, the chunk table public.spreadcost_<pid>, the schema spreadcost_<pid>) is deleted at the
+# end.
 set -euo pipefail
 
 N=${1:-500}
@@ -49,6 +54,8 @@ PARTITIONS=${PARTITIONS:-10000}
 K=${K:-100}
 SLOTS=${SLOTS:-256}
 CHECKPOINT=${CHECKPOINT:-1}
+CLIENTS=${CLIENTS:-1}
+DURATION=${DURATION:-15}
 VARIANTS=${VARIANTS:-call update push owned owned-check owned-onerow owned-onerow-check}
 QUEUE="spreadcost-$$"
 CHUNKS="public.spreadcost_$$"
@@ -58,6 +65,9 @@ S="spreadcost_$$"   # the prototype's scratch schema
 for v in $VARIANTS; do
   case $v in call|update|push|owned|owned-check|owned-onerow|owned-onerow-check) ;;
     *) echo "unknown variant $v" >&2; exit 2 ;; esac
+  if [ "$CLIENTS" -gt 1 ] && [[ $v == *-check ]]; then
+    echo "$v needs one writer per partition in offset order: CLIENTS=1 only" >&2; exit 2
+  fi
 done
 # shellcheck source=pg-cpu.sh
 . "$(dirname "$0")/pg-cpu.sh"
@@ -179,11 +189,19 @@ SQL
 
 # owned_script VAR FUNCTION: the pgbench script of an owned variant; :n (given with -D) counts the calls written to
 # the variant's table so far.
+# With CLIENTS > 1, client c's call n is the run's call g = n x CLIENTS + c, at offset :base + g div chunks (each run
+# its own range of offsets: unique, not dense, so no -check variant and no tiling check then).
 owned_script() {
-  local f
+  local f head
   f=$(mktemp)
   scripts+=("$f")
-  printf '\\set r :n %% %d\n\\set o :n / %d + 1\n\\set n :n + 1\n%s\n' "$chunks" "$chunks" \
+  if [ "$CLIENTS" -gt 1 ]; then
+    head=$(printf '\\set g :n * %d + :client_id\n\\set r :g %% %d\n\\set o :base + :g / %d\n\\set n :n + 1' \
+           "$CLIENTS" "$chunks" "$chunks")
+  else
+    head=$(printf '\\set r :n %% %d\n\\set o :n / %d + 1\n\\set n :n + 1' "$chunks" "$chunks")
+  fi
+  printf '%s\n%s\n' "$head" \
     "SELECT x.written FROM $S.chunks c, $S.$2(c.ids, array_fill(:o::bigint, ARRAY[$K]), array_fill(1, ARRAY[$K]),
   $hashes, $blobs, c.slots, c.epochs) x WHERE c.k = :r;" > "$f"
   eval "$1=$f"
@@ -199,6 +217,19 @@ calls_two=0   # calls written so far by the owned variants to queen.log_segments
 calls_one=0   # ... and to the one-row table
 
 wal() { psql_q "SELECT wal_bytes::bigint || ' ' || wal_fpi FROM pg_stat_wal"; }
+# tree_cpu: clock ticks of the whole PostgreSQL (the postmaster, its live children: backends, WAL writer, checkpointer,
+# autovacuum..., and its reaped children), for CLIENTS > 1.
+tree_cpu() {
+  local total=0 p s
+  for p in $postmaster $(pgrep -P "$postmaster"); do
+    s=$(cat "/proc/$p/stat" 2>/dev/null) || continue
+    s=${s##*) }
+    # shellcheck disable=SC2086
+    set -- $s   # $1 is field 3 (state): utime ${12}, stime ${13}, cutime ${14}, cstime ${15}
+    if [ "$p" = "$postmaster" ]; then total=$((total + ${12} + ${13} + ${14} + ${15})); else total=$((total + ${12} + ${13})); fi
+  done
+  echo "$total"
+}
 
 run() { # variant -> "us_per_element wal_bytes_per_element fpi_per_1000_elements"
   local v=$1 script args=() ticks w0 w1
@@ -214,21 +245,39 @@ run() { # variant -> "us_per_element wal_bytes_per_element fpi_per_1000_elements
   [ "$CHECKPOINT" = 1 ] && psql_q "CHECKPOINT" > /dev/null
   w0=$(wal)
   sleep 0.3   # the backends of those psql calls exit before the measured window starts
-  ticks=$(pgbench_cpu "$N" "$script" "${args[@]}")
+  if [ "$CLIENTS" -gt 1 ]; then
+    local c0 c1 n
+    c0=$(tree_cpu)
+    "$pgbench" -n -M prepared -c "$CLIENTS" -j 2 -T "$DURATION" -f "$script" -D n=0 -D "base=$2" > "$pgbench_out" 2>&1 \
+      || { cat "$pgbench_out" >&2; exit 1; }
+    sleep 0.3
+    c1=$(tree_cpu)
+    n=$(awk '/number of transactions actually processed/ { print $NF }' "$pgbench_out")
+    ticks=$((c1 - c0))
+  else
+    local n=$N
+    ticks=$(pgbench_cpu "$N" "$script" "${args[@]}")
+  fi
   w1=$(wal)
-  awk -v t="$ticks" -v n="$N" -v k="$K" -v hz="$hz" -v w0="$w0" -v w1="$w1" 'BEGIN {
+  awk -v t="$ticks" -v n="$n" -v k="$K" -v hz="$hz" -v w0="$w0" -v w1="$w1" 'BEGIN {
     split(w0, a, " "); split(w1, b, " ")
     printf "%.1f %.0f %.1f", t * 1e6 / hz / n / k, (b[1] - a[1]) / n / k, (b[2] - a[2]) * 1000 / n / k }'
 }
 
-echo "PostgreSQL CPU per element, $K elements per call over $K of $PARTITIONS partitions ($SLOTS slots), $N calls per"
-echo "variant and round, CHECKPOINT=$CHECKPOINT, $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg):"
+if [ "$CLIENTS" -gt 1 ]; then
+  echo "PostgreSQL CPU per element (all of PostgreSQL's processes), $K elements per call over $K of $PARTITIONS partitions"
+  echo "($SLOTS slots), $CLIENTS connections for $DURATION s per variant and round, CHECKPOINT=$CHECKPOINT,"
+else
+  echo "PostgreSQL CPU per element, $K elements per call over $K of $PARTITIONS partitions ($SLOTS slots), $N calls per"
+  echo -n "variant and round, CHECKPOINT=$CHECKPOINT, "
+fi
+echo "$(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg):"
 results=$(mktemp)
 scripts+=("$results")
 for r in $(seq "$ROUNDS"); do
   line="round $r:"
   for v in $VARIANTS; do
-    read -r us wb fpi <<< "$(run "$v")"
+    read -r us wb fpi <<< "$(run "$v" $((r * 1000000000)))"
     case $v in owned|owned-check) calls_two=$((calls_two + N)) ;; owned-onerow*) calls_one=$((calls_one + N)) ;; esac
     echo "$r $v $us $wb $fpi" >> "$results"
     line="$line $v $us us ($wb B WAL, $fpi FPI/1000);"
@@ -256,6 +305,7 @@ awk -v variants="$VARIANTS" '
   }' "$results"
 
 # What the owned variants wrote: per partition, segments from offset 0 with no gap and no overlap.
+[ "$CLIENTS" -gt 1 ] && exit 0
 case " $VARIANTS " in *" owned"*)
   tiles() { # table -> "segments partitions_not_tiled"
     psql_q "SELECT count(*)::text || ' ' || count(*) FILTER (WHERE NOT ok)
