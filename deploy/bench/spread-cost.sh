@@ -43,9 +43,9 @@
 # Usage: PGHOST=127.0.0.1 PGPORT=5432 PGUSER=postgres PGPASSWORD=... PGDATABASE=postgres deploy/bench/spread-cost.sh [N]
 # Knobs: N (500 calls per variant and round), ROUNDS (3), PARTITIONS (10000), K (100 elements per call, the batch of
 # one part10000 request), SLOTS (256), CHECKPOINT (1), CLIENTS (1), DURATION (15 s, with CLIENTS > 1), VARIANTS ("call
-# update push owned owned-check owned-onerow owned-onerow-check"). Everything it creates (the queues spreadcost-<pid>
-# and spreadcost-<pid>-owned, the chunk table public.spreadcost_<pid>, the schema spreadcost_<pid>) is deleted at the
-# end.
+# update push owned owned-check owned-onerow owned-onerow-check"; without the -check ones when CLIENTS > 1).
+# Everything it creates (the queues spreadcost-<pid> and spreadcost-<pid>-owned, the chunk table
+# public.spreadcost_<pid>, the schema spreadcost_<pid>) is deleted at the end.
 set -euo pipefail
 
 N=${1:-500}
@@ -56,7 +56,11 @@ SLOTS=${SLOTS:-256}
 CHECKPOINT=${CHECKPOINT:-1}
 CLIENTS=${CLIENTS:-1}
 DURATION=${DURATION:-15}
-VARIANTS=${VARIANTS:-call update push owned owned-check owned-onerow owned-onerow-check}
+if [ "$CLIENTS" -gt 1 ]; then
+  VARIANTS=${VARIANTS:-call update push owned owned-onerow}
+else
+  VARIANTS=${VARIANTS:-call update push owned owned-check owned-onerow owned-onerow-check}
+fi
 QUEUE="spreadcost-$$"
 CHUNKS="public.spreadcost_$$"
 OQUEUE="spreadcost-$$-owned"
