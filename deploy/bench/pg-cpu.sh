@@ -11,13 +11,14 @@ postmaster=$(head -1 "$datadir/postmaster.pid")
 children_cpu() { awk '{print $16 + $17}' "/proc/$postmaster/stat"; }   # clock ticks of exited children
 hz=$(getconf CLK_TCK)
 
-# pgbench_cpu N SCRIPT: runs SCRIPT N times on one connection (prepared statements) and prints the clock ticks of
-# PostgreSQL CPU the run spent; its output (latency lines and all) goes to the file in $pgbench_out.
+# pgbench_cpu N SCRIPT [ARG...]: runs SCRIPT N times on one connection (prepared statements; ARGs go to pgbench, e.g.
+# -D var=value) and prints the clock ticks of PostgreSQL CPU the run spent; its output (latency lines and all) goes to
+# the file in $pgbench_out.
 pgbench_out=$(mktemp)
 pgbench_cpu() {
   local before after
   before=$(children_cpu)
-  "$pgbench" -n -M prepared -t "$1" -f "$2" > "$pgbench_out" 2>&1 || { cat "$pgbench_out" >&2; exit 1; }
+  "$pgbench" -n -M prepared -t "$1" -f "$2" "${@:3}" > "$pgbench_out" 2>&1 || { cat "$pgbench_out" >&2; exit 1; }
   sleep 0.3   # the backend exits after pgbench disconnects; its CPU then counts as the postmaster's children's
   after=$(children_cpu)
   echo $((after - before))
