@@ -49,76 +49,6 @@ LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan
 AS $$
 DECLARE
-    v_c record;
-BEGIN
-    -- The in-order ack in ONE statement (see the header, "One-statement ack"): one completed item, acked by the worker
-    -- holding a live lease, whose hash is the one log_txns holds for the lease's first unacked offset (committed + 1:
-    -- a batch-1 pop's one message, or the next message of a batch acked one by one in order). The cursor row is read
-    -- under the statement's snapshot, without a lock; the hash is compared at that one offset (one index probe); the
-    -- update then writes the row only if it is still the version that was read (same cursor, same lease, still live).
-    -- A concurrent change (an expiry and a new lease, a hand-off) makes it update nothing, and the full path decides.
-    -- This function holds only that statement (one variable, no defaults to evaluate): everything else, the misaligned
-    -- arrays' QV301 included, is _log_ack_full's.
-    IF cardinality(p_hashes) = 1 AND p_worker <> '' AND NOT starts_with(p_worker, 'dlq-handoff:')
-       AND (p_statuses IS NULL
-            OR (cardinality(p_statuses) = 1 AND p_statuses <@ '{"",completed,success,acked,ok}'::text[])) THEN
-        WITH r AS MATERIALIZED (
-            SELECT c0.committed, c0.batch_end
-            FROM queen.log_consumers c0
-            JOIN queen.log_partitions p ON p.id = c0.partition_id
-            JOIN queen.queues q ON q.id = p.queue_id
-            CROSS JOIN LATERAL (
-                SELECT t0.base_offset, t0.end_offset, t0.hashes
-                FROM queen.log_txns t0
-                WHERE t0.partition_id = p_pid AND t0.base_offset <= c0.committed + 1
-                ORDER BY t0.base_offset DESC LIMIT 1) t
-            WHERE c0.partition_id = p_pid AND c0.consumer_group = COALESCE(NULLIF(p_group, ''), '__QUEUE_MODE__')
-              AND q.tenant_id = COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001')
-              AND c0.worker_id = p_worker AND c0.lease_expires_at >= clock_timestamp()
-              AND c0.batch_end > c0.committed AND p.txns_start <= c0.committed + 1
-              AND t.end_offset > c0.committed
-              AND substring(t.hashes FROM (c0.committed + 1 - t.base_offset)::integer * 16 + 1 FOR 16) = p_hashes[1]
-        )
-        UPDATE queen.log_consumers c SET
-            committed = r.committed + 1,
-            worker_id = CASE WHEN r.committed + 1 >= r.batch_end THEN NULL ELSE c.worker_id END,
-            lease_expires_at = CASE WHEN r.committed + 1 >= r.batch_end THEN NULL ELSE c.lease_expires_at END,
-            batch_end = CASE WHEN r.committed + 1 >= r.batch_end THEN NULL ELSE c.batch_end END,
-            batch_retry_count = CASE WHEN r.committed + 1 >= r.batch_end THEN 0 ELSE c.batch_retry_count END,
-            attempt_offset = CASE WHEN r.committed + 1 >= r.batch_end THEN NULL ELSE c.attempt_offset END,
-            attempt_count = CASE WHEN r.committed + 1 >= r.batch_end THEN 0 ELSE c.attempt_count END,
-            total_consumed = c.total_consumed + 1
-        FROM r
-        WHERE c.partition_id = p_pid AND c.consumer_group = COALESCE(NULLIF(p_group, ''), '__QUEUE_MODE__')
-          AND c.committed = r.committed AND c.batch_end = r.batch_end AND c.worker_id = p_worker
-          AND c.lease_expires_at >= clock_timestamp()
-        RETURNING c.committed AS committed, c.batch_end IS NULL AS released, c.batch_retry_count AS retry_count
-        INTO v_c;
-        IF FOUND THEN
-            RETURN jsonb_build_object(
-                'ok', true, 'dlq', false, 'dropped', false, 'leaseReleased', v_c.released,
-                'committed', v_c.committed, 'acked', 1, 'retryCount', v_c.retry_count,
-                'noop', '[]'::jsonb, 'stale', '[]'::jsonb, 'unresolved', '[]'::jsonb,
-                'superseded', '[]'::jsonb, 'blockedBy', NULL);
-        END IF;
-    END IF;
-    RETURN queen._log_ack_full(p_tenant, p_pid, p_group, p_worker, p_hashes, p_statuses);
-END;
-$$;
-
--- The full ack (log_ack's path for everything but the one-statement ack, which log_ack tried first); called only by
--- log_ack, whose SET plan_cache_mode holds while it runs.
-CREATE OR REPLACE FUNCTION queen._log_ack_full(
-    p_tenant   uuid,
-    p_pid      uuid,
-    p_group    text,
-    p_worker   text,
-    p_hashes   bytea[],
-    p_statuses text[]
-) RETURNS jsonb
-LANGUAGE plpgsql
-AS $$
-DECLARE
     v_tenant      uuid := COALESCE(p_tenant, '00000000-0000-0000-0000-000000000001');
     v_group       text := COALESCE(NULLIF(p_group, ''), '__QUEUE_MODE__');
     v_worker      text := COALESCE(p_worker, '');
@@ -163,6 +93,54 @@ DECLARE
 BEGIN
     IF p_statuses IS NOT NULL AND cardinality(p_statuses) <> v_n THEN
         RAISE EXCEPTION 'QACK misaligned arrays: % hashes, % statuses', v_n, cardinality(p_statuses) USING ERRCODE = 'QV301';
+    END IF;
+
+    -- The in-order ack in ONE statement (see the header, "One-statement ack"): one completed item, acked by the worker
+    -- holding a live lease, whose hash is the one log_txns holds for the lease's first unacked offset (committed + 1:
+    -- a batch-1 pop's one message, or the next message of a batch acked one by one in order). The cursor row is read
+    -- under the statement's snapshot, without a lock; the hash is compared at that one offset (one index probe); the
+    -- update then writes the row only if it is still the version that was read (same cursor, same lease, still live).
+    -- A concurrent change (an expiry and a new lease, a hand-off) makes it update nothing, and the full path decides.
+    IF v_n = 1 AND v_worker <> '' AND NOT starts_with(v_worker, 'dlq-handoff:')
+       AND (p_statuses IS NULL OR p_statuses <@ '{"",completed,success,acked,ok}'::text[]) THEN
+        WITH r AS MATERIALIZED (
+            SELECT c0.committed, c0.batch_end
+            FROM queen.log_consumers c0
+            JOIN queen.log_partitions p ON p.id = c0.partition_id
+            JOIN queen.queues q ON q.id = p.queue_id
+            CROSS JOIN LATERAL (
+                SELECT t0.base_offset, t0.end_offset, t0.hashes
+                FROM queen.log_txns t0
+                WHERE t0.partition_id = p_pid AND t0.base_offset <= c0.committed + 1
+                ORDER BY t0.base_offset DESC LIMIT 1) t
+            WHERE c0.partition_id = p_pid AND c0.consumer_group = v_group AND q.tenant_id = v_tenant
+              AND c0.worker_id = v_worker AND c0.lease_expires_at >= clock_timestamp()
+              AND c0.batch_end > c0.committed AND p.txns_start <= c0.committed + 1
+              AND t.end_offset > c0.committed
+              AND substring(t.hashes FROM (c0.committed + 1 - t.base_offset)::integer * 16 + 1 FOR 16) = p_hashes[1]
+        )
+        UPDATE queen.log_consumers c SET
+            committed = r.committed + 1,
+            worker_id = CASE WHEN r.committed + 1 >= r.batch_end THEN NULL ELSE c.worker_id END,
+            lease_expires_at = CASE WHEN r.committed + 1 >= r.batch_end THEN NULL ELSE c.lease_expires_at END,
+            batch_end = CASE WHEN r.committed + 1 >= r.batch_end THEN NULL ELSE c.batch_end END,
+            batch_retry_count = CASE WHEN r.committed + 1 >= r.batch_end THEN 0 ELSE c.batch_retry_count END,
+            attempt_offset = CASE WHEN r.committed + 1 >= r.batch_end THEN NULL ELSE c.attempt_offset END,
+            attempt_count = CASE WHEN r.committed + 1 >= r.batch_end THEN 0 ELSE c.attempt_count END,
+            total_consumed = c.total_consumed + 1
+        FROM r
+        WHERE c.partition_id = p_pid AND c.consumer_group = v_group
+          AND c.committed = r.committed AND c.batch_end = r.batch_end AND c.worker_id = v_worker
+          AND c.lease_expires_at >= clock_timestamp()
+        RETURNING c.committed AS committed, c.batch_end IS NULL AS released, c.batch_retry_count AS retry_count
+        INTO v_c;
+        IF FOUND THEN
+            RETURN jsonb_build_object(
+                'ok', true, 'dlq', false, 'dropped', false, 'leaseReleased', v_c.released,
+                'committed', v_c.committed, 'acked', 1, 'retryCount', v_c.retry_count,
+                'noop', '[]'::jsonb, 'stale', '[]'::jsonb, 'unresolved', '[]'::jsonb,
+                'superseded', '[]'::jsonb, 'blockedBy', NULL);
+        END IF;
     END IF;
 
     -- The ownership gate and the only lock the ack path takes, in one statement: the group's cursor row on a partition
