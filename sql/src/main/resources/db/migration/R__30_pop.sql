@@ -346,9 +346,10 @@ BEGIN
                 ELSE
                     -- No floor: walk the queue's partitions by id from a random pivot, then wrap around: the ids at
                     -- or after the pivot first, the ids before it only once those are spent (the FETCH below opens
-                    -- that half then, within what is left of v_cap). Each half is read as far as it is fetched (an
-                    -- ordered range with a LIMIT, no sort over both halves), so a pop that claims its first candidate
-                    -- reads about one partition and one cursor row, not all of them, and a deep backlog over many
+                    -- that half then, within what is left of v_cap, on a snapshot of its own: a candidate is a hint
+                    -- that the claim checks again under the row lock). No sort over both halves: a pop that claims a
+                    -- candidate of the first half never reads the second, and with an ordered index scan reads the
+                    -- first only up to that candidate. Each half stops at its LIMIT, so a deep backlog over many
                     -- partitions costs O(candidates), not O(partitions).
                     v_pivot := gen_random_uuid();
                     v_wrap := true;
