@@ -195,6 +195,8 @@ DECLARE
     v_seen      boolean;
     v_pending   boolean;
     v_pivot     uuid;
+    v_wrap      boolean;                          -- the candidate walk has the ids before the pivot still to read
+    v_fetched   integer;                          -- candidates fetched so far from this queue (at most v_cap)
     v_q         record;
     v_pid       uuid;
     v_pname     text;
@@ -325,6 +327,7 @@ BEGIN
             v_floor := NULL;
 
             -- ---- candidates --------------------------------------------------------------------------------------
+            v_wrap := false;
             IF p_partition IS NOT NULL THEN
                 OPEN v_cur FOR
                     SELECT p.id, p.name FROM queen.log_partitions p
@@ -341,31 +344,40 @@ BEGIN
                         ORDER BY random()
                         LIMIT v_cap;
                 ELSE
-                    -- No floor: walk the queue's partitions by id from a random pivot (wrapping around). Both halves
-                    -- stop at the LIMIT, so a deep backlog over many partitions costs O(candidates), not O(partitions).
+                    -- No floor: walk the queue's partitions by id from a random pivot, then wrap around: the ids at
+                    -- or after the pivot first, the ids before it only once those are spent (the FETCH below opens
+                    -- that half then, within what is left of v_cap, on a snapshot of its own: a candidate is a hint
+                    -- that the claim checks again under the row lock). No sort over both halves: a pop that claims a
+                    -- candidate of the first half never reads the second, and with an ordered index scan reads the
+                    -- first only up to that candidate. Each half stops at its LIMIT, so a deep backlog over many
+                    -- partitions costs O(candidates), not O(partitions).
                     v_pivot := gen_random_uuid();
+                    v_wrap := true;
                     OPEN v_cur FOR
-                        SELECT x.id, x.name FROM (
-                            (SELECT k.id, k.name, 0 AS half
-                             FROM queen._log_pop_candidates(v_q.id, v_group, v_now) k
-                             WHERE k.id >= v_pivot
-                             ORDER BY k.id
-                             LIMIT v_cap)
-                            UNION ALL
-                            (SELECT k.id, k.name, 1 AS half
-                             FROM queen._log_pop_candidates(v_q.id, v_group, v_now) k
-                             WHERE k.id < v_pivot
-                             ORDER BY k.id
-                             LIMIT v_cap)
-                        ) x
-                        ORDER BY x.half, x.id
+                        SELECT k.id, k.name
+                        FROM queen._log_pop_candidates(v_q.id, v_group, v_now) k
+                        WHERE k.id >= v_pivot
+                        ORDER BY k.id
                         LIMIT v_cap;
                 END IF;
             END IF;
+            v_fetched := 0;
 
             LOOP
                 FETCH v_cur INTO v_pid, v_pname;
-                EXIT WHEN NOT FOUND;
+                IF NOT FOUND THEN
+                    EXIT WHEN NOT v_wrap;
+                    v_wrap := false;                      -- the pivot's half is spent: the ids before the pivot
+                    CLOSE v_cur;
+                    OPEN v_cur FOR
+                        SELECT k.id, k.name
+                        FROM queen._log_pop_candidates(v_q.id, v_group, v_now) k
+                        WHERE k.id < v_pivot
+                        ORDER BY k.id
+                        LIMIT v_cap - v_fetched;
+                    CONTINUE;
+                END IF;
+                v_fetched := v_fetched + 1;
 
                 v_r := queen._log_pop_claim(                 -- an expression, not a statement: no executor start
                     v_pid, v_group, v_remaining, v_lease, p_workers[v_i], COALESCE(p_auto_ack, false),
