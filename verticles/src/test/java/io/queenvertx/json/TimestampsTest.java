@@ -35,6 +35,8 @@ class TimestampsTest {
     assertEquals("+12345-06-07T08:09:10.123456Z", Timestamps.micros(far));
     assertEquals("2026-12-06T08:47:15.000001Z",
         Timestamps.micros(OffsetDateTime.of(2026, 12, 6, 9, 47, 15, 1_999, ZoneOffset.ofHours(1))));
+    OffsetDateTime yearZero = OffsetDateTime.of(0, 1, 2, 3, 4, 5, 6_000, ZoneOffset.UTC);
+    assertEquals(yearZero.format(REFERENCE), Timestamps.micros(yearZero)); // year of era: 0001
     assertEquals(null, Timestamps.micros(null));
   }
 }
