@@ -19,7 +19,6 @@ import io.vertx.core.eventbus.Message;
 import io.vertx.core.internal.ContextInternal;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import io.vertx.sqlclient.Row;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -278,33 +277,30 @@ public final class ConsumerVerticle extends VerticleBase {
   private Future<Buffer> popOnce(PopCommand c, String leaseId) {
     return pops.submit(c, leaseId).compose(slices -> {
       if (slices.isEmpty()) return Future.succeededFuture(null);
+      Future<PopBody.Rendered> rendered;
       if (PopBody.small(slices.size(), PopBody.blobBytes(slices))) {
-        // the common case answers in this callback: no further future between the rows and the reply
         try {
-          return Future.succeededFuture(delivered(c, leaseId, slices, PopBody.of(decoder, c, leaseId, slices)));
+          rendered = Future.succeededFuture(PopBody.of(decoder, c, leaseId, slices));
         } catch (SegmentDecodeException e) {
-          return Future.failedFuture("frame decode failed");
+          rendered = Future.failedFuture(e);
         }
+      } else {
+        rendered = vertx.executeBlocking(() -> PopBody.of(decoder, c, leaseId, slices), false);
       }
-      return vertx.executeBlocking(() -> PopBody.of(decoder, c, leaseId, slices), false).transform(ar -> {
+      return rendered.transform(ar -> {
         if (ar.failed()) {
           return ar.cause() instanceof SegmentDecodeException ? Future.failedFuture("frame decode failed")
               : Future.failedFuture(ar.cause());
         }
-        return Future.succeededFuture(delivered(c, leaseId, slices, ar.result()));
+        var decoded = ar.result().decoded();
+        int n = 0;
+        for (var d : decoded) n += d.frames().size();
+        metrics.poppedMessages.increment(n);
+        if (c.autopilot() != null) autopilot.answered(c, leaseId, n);
+        metrics.stats.popped(c.tenant(), c.queue(), slices, decoded);
+        return Future.succeededFuture(ar.result().body());
       });
     });
-  }
-
-  /** Counts what a rendered pop delivers (metrics, statistics, the autopilot) and answers its body. */
-  private Buffer delivered(PopCommand c, String leaseId, List<Row> slices, PopBody.Rendered r) {
-    var decoded = r.decoded();
-    int n = 0;
-    for (var d : decoded) n += d.frames().size();
-    metrics.poppedMessages.increment(n);
-    if (c.autopilot() != null) autopilot.answered(c, leaseId, n);
-    metrics.stats.popped(c.tenant(), c.queue(), slices, decoded);
-    return r.body();
   }
 
   // ---- lease ------------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import io.queenvertx.kernel.Config;
 import io.queenvertx.node.NodeContext;
 import io.queenvertx.bus.PopCommand;
 import io.queenvertx.consumer.Autopilot;
+import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -119,16 +120,14 @@ final class PopRoutes {
         discovery && !isEmpty(namespace) ? namespace : null, discovery && !isEmpty(task) ? task : null,
         effectiveGroup, batch, partition != null ? 1 : partitions, autoAck, wait, timeout, leaseSeconds, mode, from,
         conflation, sizing);
-    // one listener on the pop's answer: a pop that delivered is answered from it, the rest by PopModes.empty
-    Bus.pop(vertx, cmd).onComplete(ar -> {
-      if (ar.failed()) ctx.fail(ar.cause());
-      else if (ar.result() != null) ErrorContract.send(ctx, 200, ar.result());
-      else PopModes.empty(node, controller, cmd).onComplete(e -> {
-        if (e.failed()) ctx.fail(e.cause());
-        else if (e.result() == null) ErrorContract.noContent(ctx);
-        else ErrorContract.send(ctx, 200, e.result());
-      });
-    });
+    Bus.pop(vertx, cmd)
+        .compose(body -> body != null ? Future.succeededFuture((Object) body)
+            : PopModes.empty(node, controller, cmd).map(o -> (Object) o))
+        .onSuccess(body -> {
+          if (body == null) ErrorContract.noContent(ctx);
+          else ErrorContract.send(ctx, 200, body);
+        })
+        .onFailure(ctx::fail);
   }
 
   /** {@code new}, {@code new-only}, {@code new_only}, {@code newonly} (any case) mean new; anything else means all. */
