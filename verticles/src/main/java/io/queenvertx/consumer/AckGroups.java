@@ -82,11 +82,9 @@ public final class AckGroups {
     return out;
   }
 
-  /** The indexes listed in {@code a}; most verdicts list none, and then no set is made. */
   private static Set<Integer> indexes(JsonArray a) {
-    if (a == null || a.isEmpty()) return Set.of();
     Set<Integer> s = new HashSet<>();
-    for (Object o : a) s.add(((Number) o).intValue());
+    if (a != null) for (Object o : a) s.add(((Number) o).intValue());
     return s;
   }
 }

@@ -52,9 +52,7 @@ final class Acks {
     JsonObject[] out = new JsonObject[items.size()];
     List<Future<?>> calls = new ArrayList<>();
     for (AckGroups.Group g : AckGroups.of(items, null)) calls.add(ackGroup(cmd.tenant(), g, items, out));
-    // a request of one group (the common case) waits on its call alone, without a composite future
-    Future<?> all = calls.size() == 1 ? calls.get(0) : Future.join(calls);
-    return all.transform(v -> {
+    return Future.join(calls).transform(v -> {
       JsonArray arr = new JsonArray();
       for (int i = 0; i < out.length; i++) {
         JsonObject r = out[i] != null ? out[i] : result(i, items.get(i), false, "ack rejected", false, false, false);
