@@ -1,9 +1,12 @@
 package io.queenvertx.db;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
-import java.util.ArrayList;
+import io.vertx.core.Vertx;
+import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
 
 /** The turns of small pops and acks (FusionTurns), driven as PopFusion and AckFusion drive them. */
@@ -14,7 +17,7 @@ class FusionTurnsTest {
     final FusionTurns turns;
     int waiting;
     int out;
-    final List<Integer> sent = new ArrayList<>();
+    final List<Integer> sent = new CopyOnWriteArrayList<>();
 
     Side(FusionTurns turns, boolean pops) {
       this.turns = turns;
@@ -23,7 +26,7 @@ class FusionTurnsTest {
       else turns.onAckTurn(this::pump);
     }
 
-    void submit(int n) {
+    synchronized void submit(int n) {
       for (int i = 0; i < n; i++) {
         waiting++;
         if (pops) turns.popQueued();
@@ -32,7 +35,7 @@ class FusionTurnsTest {
       pump();
     }
 
-    void pump() {
+    synchronized void pump() {
       if (out > 0 || waiting == 0) return;
       if (!(pops ? turns.startPops(waiting) : turns.startAcks(waiting))) return;
       sent.add(waiting);
@@ -40,7 +43,7 @@ class FusionTurnsTest {
       out++;
     }
 
-    void returns() {
+    synchronized void returns() {
       out--;
       if (pops) turns.popsDone();
       else turns.acksDone();
@@ -50,7 +53,7 @@ class FusionTurnsTest {
 
   @Test
   void aKindGoesAtOnceWhenTheOtherIsNeitherOutNorWaiting() {
-    FusionTurns turns = new FusionTurns();
+    FusionTurns turns = new FusionTurns(null, 0);
     Side pops = new Side(turns, true);
     Side acks = new Side(turns, false);
     pops.submit(1);
@@ -62,7 +65,7 @@ class FusionTurnsTest {
 
   @Test
   void eachKindGathersWhatArrivesDuringTheOthersTurnAndNeitherIsOutWithTheOther() {
-    FusionTurns turns = new FusionTurns();
+    FusionTurns turns = new FusionTurns(null, 0);
     Side pops = new Side(turns, true);
     Side acks = new Side(turns, false);
     pops.submit(1);                       // a pop goes alone
@@ -86,7 +89,7 @@ class FusionTurnsTest {
 
   @Test
   void aTurnGivenToAKindWithNothingToSendPassesBack() {
-    FusionTurns turns = new FusionTurns();
+    FusionTurns turns = new FusionTurns(null, 0);
     Side pops = new Side(turns, true);
     Side acks = new Side(turns, false);
     acks.submit(1);
@@ -97,5 +100,27 @@ class FusionTurnsTest {
     acks.submit(1);
     acks.returns();
     assertThat(acks.sent).containsExactly(1, 1);
+  }
+
+  @Test
+  void aKindHeldBehindAStuckStatementOfTheOtherGoesAfterTheBound() {
+    Vertx vertx = Vertx.vertx();
+    try {
+      FusionTurns turns = new FusionTurns(vertx, 50);
+      Side pops = new Side(turns, true);
+      Side acks = new Side(turns, false);
+      acks.submit(1);                     // an ack statement goes and never returns (a row lock, say)
+      long t0 = System.nanoTime();
+      pops.submit(2);                     // the pops are held behind it, then go alongside it after the bound
+      assertThat(pops.sent).isEmpty();
+      await().atMost(Duration.ofSeconds(5)).until(() -> pops.sent.equals(List.of(2)));
+      assertThat((System.nanoTime() - t0) / 1_000_000).isGreaterThanOrEqualTo(50);
+      acks.submit(1);                     // and the same for acks behind a stuck small pop, once the ack returns
+      pops.submit(1);
+      acks.returns();
+      await().atMost(Duration.ofSeconds(5)).until(() -> acks.sent.equals(List.of(1, 1)));
+    } finally {
+      vertx.close();
+    }
   }
 }
