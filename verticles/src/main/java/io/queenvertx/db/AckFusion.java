@@ -34,20 +34,24 @@ public final class AckFusion implements Shareable {
   /** The node's fusion: one per pool, kept in the node's Vert.x local shared data (gone when Vert.x closes). */
   public static AckFusion of(Vertx vertx, Pool pool) {
     LocalMap<String, AckFusion> map = vertx.sharedData().getLocalMap("queen.ack-fusion");
-    return map.computeIfAbsent("pool-" + System.identityHashCode(pool), k -> new AckFusion(pool));
+    FusionTurns turns = FusionTurns.of(vertx, pool);
+    return map.computeIfAbsent("pool-" + System.identityHashCode(pool), k -> new AckFusion(pool, turns));
   }
 
   private static final Comparator<Call> LOCK_ORDER = Comparator.comparing((Call c) -> c.call().partitionId())
       .thenComparing(c -> c.call().group(), Comparator.nullsFirst(Comparator.naturalOrder()));
 
   private final AckProcedures procedures;
+  private final FusionTurns turns;
   private final ArrayDeque<Call> queue = new ArrayDeque<>();
   private int inFlight;
   private long statements;
   private long fusedCalls;
 
-  private AckFusion(Pool pool) {
+  private AckFusion(Pool pool, FusionTurns turns) {
     this.procedures = new AckProcedures(pool);
+    this.turns = turns;
+    turns.onAckTurn(this::pump);
   }
 
   /** The {@code log_ack} verdict for one (partition, group, lease) group; fails with the database error. */
@@ -55,6 +59,7 @@ public final class AckFusion implements Shareable {
     Handback<JsonObject> verdict = Handback.here();
     synchronized (this) {
       queue.add(new Call(call, verdict));
+      turns.ackQueued();
     }
     pump();
     return verdict.promise().future();
@@ -74,12 +79,14 @@ public final class AckFusion implements Shareable {
     int hashes = 0;
     synchronized (this) {
       if (inFlight >= MAX_IN_FLIGHT || queue.isEmpty()) return;
-      while (!queue.isEmpty() && batch.size() < MAX_CALLS
-          && (batch.isEmpty() || hashes + queue.peek().call().hashes().length <= MAX_HASHES)) {
-        Call c = queue.poll();
-        batch.add(c);
+      int n = 0;
+      for (Call c : queue) {
+        if (n == MAX_CALLS || (n > 0 && hashes + c.call().hashes().length > MAX_HASHES)) break;
         hashes += c.call().hashes().length;
+        n++;
       }
+      if (!turns.startAcks(n)) return;
+      for (int i = 0; i < n; i++) batch.add(queue.poll());
       inFlight++;
       statements++;
       if (batch.size() > 1) fusedCalls += batch.size();
@@ -89,6 +96,7 @@ public final class AckFusion implements Shareable {
       synchronized (this) {
         inFlight--;
       }
+      turns.acksDone();
       pump();
     });
   }

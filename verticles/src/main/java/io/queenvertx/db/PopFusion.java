@@ -77,18 +77,22 @@ public final class PopFusion implements Shareable {
    */
   public static PopFusion of(Vertx vertx, Pool pool, long maxBytes) {
     LocalMap<String, PopFusion> map = vertx.sharedData().getLocalMap("queen.pop-fusion");
-    return map.computeIfAbsent("pool-" + System.identityHashCode(pool), k -> new PopFusion(pool, maxBytes));
+    FusionTurns turns = FusionTurns.of(vertx, pool);
+    return map.computeIfAbsent("pool-" + System.identityHashCode(pool), k -> new PopFusion(pool, maxBytes, turns));
   }
 
   private final Pool pool;
   private final long maxBytes;
+  private final FusionTurns turns;
   private final Map<Key, Lane> lanes = new HashMap<>();
   private long statements;
   private long fusedPops;
 
-  private PopFusion(Pool pool, long maxBytes) {
+  private PopFusion(Pool pool, long maxBytes, FusionTurns turns) {
     this.pool = pool;
     this.maxBytes = maxBytes;
+    this.turns = turns;
+    turns.onPopTurn(this::pumpSmall);
   }
 
   /** The slices delivered to this pop ({@code log_pop_many}'s rows, pop_idx dropped); empty when nothing was. */
@@ -97,6 +101,7 @@ public final class PopFusion implements Shareable {
     Handback<List<Row>> rows = Handback.here();
     synchronized (this) {
       lanes.computeIfAbsent(key, k -> new Lane()).waiting.add(new Call(leaseId, rows));
+      if (small(key)) turns.popQueued();
     }
     pump(key);
     return rows.promise().future();
@@ -112,16 +117,35 @@ public final class PopFusion implements Shareable {
   }
 
   static int maxInFlight(Key key) {
-    return key.batch() < SMALL_BATCH ? 1 : MAX_IN_FLIGHT;
+    return small(key) ? 1 : MAX_IN_FLIGHT;
+  }
+
+  /** A pop of fewer than {@link #SMALL_BATCH} messages: one statement in flight, taking turns with acks. */
+  static boolean small(Key key) {
+    return key.batch() < SMALL_BATCH;
+  }
+
+  /** The turn of small pops ({@link FusionTurns}): every lane of small pops with pops waiting sends them. */
+  private void pumpSmall() {
+    List<Key> keys = new ArrayList<>();
+    synchronized (this) {
+      lanes.forEach((k, lane) -> {
+        if (small(k) && !lane.waiting.isEmpty()) keys.add(k);
+      });
+    }
+    for (Key k : keys) pump(k);
   }
 
   private void pump(Key key) {
     List<Call> batch;
+    boolean small = small(key);
     synchronized (this) {
       Lane lane = lanes.get(key);
       if (lane == null || lane.inFlight >= maxInFlight(key) || lane.waiting.isEmpty()) return;
-      batch = new ArrayList<>(Math.min(lane.waiting.size(), MAX_POPS));
-      while (!lane.waiting.isEmpty() && batch.size() < MAX_POPS) batch.add(lane.waiting.poll());
+      int n = Math.min(lane.waiting.size(), MAX_POPS);
+      if (small && !turns.startPops(n)) return;
+      batch = new ArrayList<>(n);
+      while (batch.size() < n) batch.add(lane.waiting.poll());
       lane.inFlight++;
       statements++;
       if (batch.size() > 1) fusedPops += batch.size();
@@ -132,6 +156,7 @@ public final class PopFusion implements Shareable {
         lane.inFlight--;
         if (lane.inFlight == 0 && lane.waiting.isEmpty()) lanes.remove(key);
       }
+      if (small) turns.popsDone();
       pump(key);
     });
   }
