@@ -8,7 +8,7 @@
 # Knobs: DURATION=12 WARMUP=8 (seconds per row), REPS=3, WARM_REPS=1 (repetitions first run and not recorded, so the
 # recorded ones read a JVM that has compiled the row's path), IDLE=0, LOCK=/work/bench.lock (every row runs under
 # flock LOCK, released between rows, so other benchmarks on the machine never run alongside), POPACK1_PREFILL=60000,
-# DRAIN_PREFILL=1000000 (a quiet machine drains 200,000 within the warm-up), RESULTS=deploy/bench/results-ab.jsonl, BROKER_JAVA_OPTS, BENCH_JAVA_OPTS, ENV_A / ENV_B
+# DRAIN_PREFILL=2000000 (a quiet machine drains 75,000 a second), RESULTS=deploy/bench/results-ab.jsonl, BROKER_JAVA_OPTS, BENCH_JAVA_OPTS, ENV_A / ENV_B
 # (extra VAR=value words for one side's broker).
 # Rows: push1, push100, popack1, drain100, part1000, part10000 (the same arguments as run-all.sh).
 set -euo pipefail
@@ -25,7 +25,7 @@ WARMUP=${WARMUP:-8}
 IDLE=${IDLE:-0}
 LOCK=${LOCK:-/work/bench.lock}
 POPACK1_PREFILL=${POPACK1_PREFILL:-60000}
-DRAIN_PREFILL=${DRAIN_PREFILL:-1000000}
+DRAIN_PREFILL=${DRAIN_PREFILL:-2000000}
 RESULTS=${RESULTS:-$here/results-ab.jsonl}
 BENCH_JAR=$here/target/queen-bench.jar
 BROKER_JAVA_OPTS=${BROKER_JAVA_OPTS:-}
