@@ -35,6 +35,7 @@ final class FusionTurns implements Shareable {
   private int acksWaiting;
   private boolean popTurn;
   private boolean ackTurn;
+  private long popsRefused;
   private Runnable pumpPops = () -> {};
   private Runnable pumpAcks = () -> {};
 
@@ -68,6 +69,7 @@ final class FusionTurns implements Shareable {
   /** Whether a small-pop statement may go now; when it may, it is counted out with its {@code calls}. */
   synchronized boolean startPops(int calls) {
     if (!popsRescued && (acksOut > 0 || (acksWaiting > 0 && !popTurn))) {
+      popsRefused++;
       if (popsHeldSince == 0) popsHeldSince = System.nanoTime();
       arm();
       return false;
@@ -90,6 +92,11 @@ final class FusionTurns implements Shareable {
     acksWaiting -= calls;
     if (acksWaiting == 0) acksHeldSince = 0;
     return true;
+  }
+
+  /** How many times a small-pop statement was held back for the acks' turn (a running total). */
+  synchronized long popsRefused() {
+    return popsRefused;
   }
 
   /** Arms the check of held calls, unless one is armed. */

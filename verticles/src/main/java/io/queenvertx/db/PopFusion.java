@@ -116,6 +116,11 @@ public final class PopFusion implements Shareable {
     return fusedPops;
   }
 
+  /** How many times a small-pop statement of this node waited for the acks' turn ({@link FusionTurns}). */
+  public long heldForAcks() {
+    return turns.popsRefused();
+  }
+
   static int maxInFlight(Key key) {
     return small(key) ? 1 : MAX_IN_FLIGHT;
   }

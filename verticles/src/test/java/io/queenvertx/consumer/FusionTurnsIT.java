@@ -6,6 +6,7 @@ import static io.queenvertx.testing.Wire.push;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.queenvertx.db.PopFusion;
 import io.queenvertx.testing.NodeFixture;
 import io.queenvertx.testing.TestNode;
 import io.queenvertx.testing.Wire;
@@ -44,6 +45,8 @@ class FusionTurnsIT {
       await().atMost(Duration.ofSeconds(10)).until(() -> Wire.count(
           "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%log_ack%'") > 0);
       // a batch-1 pop of another queue still answers, after at most the turn's bound, not when the lock goes
+      PopFusion fusion = PopFusion.of(node.node().vertx(), node.node().pool(), node.node().config().pop().maxBytes());
+      long heldBefore = fusion.heldForAcks();
       long t0 = System.nanoTime();
       CompletableFuture<TestNode.Reply> other = CompletableFuture.supplyAsync(() -> Wire.pop(node, q2, "batch=1"));
       TestNode.Reply r = other.get(5, TimeUnit.SECONDS);
@@ -51,6 +54,9 @@ class FusionTurnsIT {
       assertThat(Wire.messages(r.json())).hasSize(1);
       assertThat((System.nanoTime() - t0) / 1_000_000).as("ms to answer").isLessThan(5_000);
       assertThat(acked).isNotDone();
+      // and it did wait for the acks' turn: both fusions consult the turns (an ack statement was out, so the pop was
+      // held until the bound let it go)
+      assertThat(fusion.heldForAcks()).as("small-pop statements held for the acks' turn").isGreaterThan(heldBefore);
       holder.rollback();
       assertThat(acked.get(10, TimeUnit.SECONDS).getBoolean("success")).isTrue();
     }
