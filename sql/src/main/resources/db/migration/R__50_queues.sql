@@ -252,8 +252,15 @@ BEGIN
         RETURN jsonb_build_object('deleted', true, 'queue', p_queue, 'existed', false, 'partitionIds', '[]'::jsonb);
     END IF;
 
-    -- The partitions' push locks first, in the pushes' order (R__20_push.sql, "Push lock"): a push that holds them
-    -- updates its rows in any order, so taking the rows first could deadlock with it.
+    -- The queue's dead letters before the push locks, in the order a redrive chunk (dlq_redrive_rows) and a DLQ move
+    -- lock them: those lock their rows, then their destinations' push locks, so a deletion holding the push locks
+    -- while it waited for a row they hold would close a cycle (a deadlock, SQLSTATE 40P01).
+    PERFORM 1 FROM queen.log_dlq d
+     WHERE d.partition_id IN (SELECT p.id FROM queen.log_partitions p WHERE p.queue_id = v_qid)
+     ORDER BY d.failed_at, d.id
+       FOR UPDATE OF d;
+    -- The partitions' push locks, in the pushes' order (R__20_push.sql, "Push lock"): a push that holds them updates
+    -- its rows in any order, so taking the rows first could deadlock with it.
     PERFORM pg_advisory_xact_lock(20821, l.k)
     FROM (SELECT DISTINCT hashtext(p.id::text) AS k FROM queen.log_partitions p WHERE p.queue_id = v_qid ORDER BY 1) l;
     SELECT COALESCE(array_agg(l.id ORDER BY l.id), '{}') INTO v_pids

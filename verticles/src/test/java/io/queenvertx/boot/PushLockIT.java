@@ -21,6 +21,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.postgresql.util.PSQLException;
@@ -315,6 +316,52 @@ class PushLockIT {
       } finally {
         pool.shutdownNow();
       }
+    }
+  }
+
+  /**
+   * A redrive chunk (and a DLQ move) locks its dead-letter rows, then its destinations' push locks. A deletion of the
+   * queue takes the same rows before the push locks, in the same order: had it taken the push locks first, it would
+   * hold them while waiting for a row the chunk holds, and the chunk's push locks would close the cycle (SQLSTATE
+   * 40P01). Here the chunk holds its rows (the window between its two steps) while the deletion starts.
+   */
+  @Test
+  void aQueueDeletionNeverDeadlocksWithARedriveChunkOfItsDeadLetters() throws Exception {
+    Config.Database db = TestDatabase.get().fresh();
+    Migrations.apply(db);
+    String queue = "lock-delete-redrive";
+    String task;
+    List<String> rows = new ArrayList<>();
+    try (Connection c = connect(db); Statement st = c.createStatement()) {
+      provision(st, queue);
+      List<String> pids = pids(st, queue);
+      rows.add(deadLetter(st, pids.get(0), "2 minutes"));
+      rows.add(deadLetter(st, pids.get(1), "1 minute"));
+      task = column(st, "INSERT INTO queen.dlq_redrive_tasks (tenant_id, queue, max_per_second, owner) VALUES ('"
+          + T1 + "', '" + queue + "', 100, 'me') RETURNING id").get(0);
+    }
+    ExecutorService pool = Executors.newSingleThreadExecutor();
+    try (Connection chunk = connect(db); Statement rs = chunk.createStatement()) {
+      chunk.setAutoCommit(false);
+      rs.execute("SELECT 1 FROM queen.log_dlq d WHERE d.id IN ('" + String.join("', '", rows)
+          + "') ORDER BY d.failed_at, d.id FOR UPDATE");
+      Future<String> deletion = pool.submit(() -> {
+        try (Connection c = connect(db); Statement st = c.createStatement()) {
+          return column(st, "SELECT queen.delete_queue(NULL, '" + queue + "')->>'existed'").get(0);
+        }
+      });
+      // the deletion waits for a dead-letter row the chunk holds
+      try (Connection c = connect(db); Statement st = c.createStatement()) {
+        await().atMost(Duration.ofSeconds(10)).until(() -> !column(st,
+            "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%delete_queue%'").isEmpty());
+      }
+      // the chunk's second step: its rows again, then the push locks of its destinations (the queue's partitions)
+      assertThat(column(rs, "SELECT r.id::text FROM queen.dlq_redrive_rows('" + task + "', 'me', 10) r"))
+          .containsExactlyElementsOf(rows);
+      chunk.commit();
+      assertThat(deletion.get(30, TimeUnit.SECONDS)).as("the deletion ran once the chunk committed").isEqualTo("true");
+    } finally {
+      pool.shutdownNow();
     }
   }
 }
