@@ -277,7 +277,8 @@ public final class Node implements AutoCloseable {
 
   /** Re-reads the two switches from {@link SystemState} (boot, and the periodic reconcile). */
   private static void loadFlags(Database db, MaintenanceFlags flags) {
-    db.system().read().onSuccess(s -> s.applyTo(flags));
+    long seen = flags.changes();
+    db.system().read().onSuccess(s -> s.applyTo(flags, seen));
   }
 
   public OwnershipGate ownershipGate() {

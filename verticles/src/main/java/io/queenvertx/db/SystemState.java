@@ -41,10 +41,9 @@ public final class SystemState {
 
   /** Both switches as the database holds them. */
   public record Switches(boolean push, boolean pop) {
-    /** Copies both onto this node's flags. */
-    public void applyTo(MaintenanceFlags flags) {
-      flags.setPush(push);
-      flags.setPop(pop);
+    /** Copies both onto this node's flags, unless they changed since {@code seenChanges} (the read may be older). */
+    public void applyTo(MaintenanceFlags flags, long seenChanges) {
+      flags.applyRead(seenChanges, push, pop);
     }
   }
 

@@ -199,13 +199,14 @@ final class Spooler {
   private void readSwitch() {
     if (switchReading) return;
     switchReading = true;
+    long seen = maintenance.changes();
     db.system().read().onComplete(ar -> {
       switchReading = false;
       if (ar.failed()) { // tried again on the next tick; meanwhile the spool cannot drain
         if (spool.pendingEvents() > 0) drainFailures = Math.max(1, drainFailures);
         return;
       }
-      if (ar.result().push()) maintenance.setPush(true);
+      if (ar.result().push()) maintenance.applyRead(seen, true, null);
       switchRead = true;
     });
   }

@@ -66,9 +66,10 @@ final class SystemRoutes {
 
   /** Both flags, fresh from the database; also refreshes this node's copy. */
   static Future<JsonObject> readFlags(NodeContext node) {
+    long seen = node.maintenance().changes();
     return node.db().system().read()
         .map(s -> {
-          s.applyTo(node.maintenance());
+          s.applyTo(node.maintenance(), seen);
           return new JsonObject().put("push", s.push()).put("pop", s.pop());
         })
         .recover(e -> Future.failedFuture(ApiError.prefixed(500, "maintenance failed: ", e)));
