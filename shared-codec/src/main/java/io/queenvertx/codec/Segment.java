@@ -44,6 +44,16 @@ import java.util.zip.CRC32C;
 public final class Segment {
 
   public static final int DEFAULT_ZSTD_LEVEL = 3;
+  /**
+   * Segments of at most this many uncompressed bytes (a single small message: what a push spread over many
+   * partitions writes) pack at {@link #SMALL_ZSTD_LEVEL} when the configured level is one of the fast ones
+   * ({@code 0..3}). At levels 1..3 zstd builds a Huffman table for the literals and FSE tables for the sequences of
+   * every frame, which for a 250-byte run is about three quarters of the 4-5 us the frame costs; level -1 keeps the
+   * literals raw and costs 1.3-1.7 us. A run this small has few repeats for Huffman to pay for (issue 39,
+   * BENCHMARKS.md). The decoder does not care: the blob is the same standard zstd frame.
+   */
+  public static final int SMALL_RAW_BYTES = 512;
+  public static final int SMALL_ZSTD_LEVEL = -1;
   public static final int HEADER_BYTES = 16;
   public static final int VERSION = 1;
   /** Largest decompressed frame run we write or accept: bounds what a corrupt header can make us allocate. */
@@ -59,6 +69,8 @@ public final class Segment {
    * call, which is most of the cost of packing a small segment (about 4 us of 5 for one 250-byte frame).
    */
   private static final ThreadLocal<Compressor> COMPRESSOR = ThreadLocal.withInitial(Compressor::new);
+  /** A second context for {@link #SMALL_ZSTD_LEVEL}, so a mix of small and large segments never resets a level. */
+  private static final ThreadLocal<Compressor> SMALL_COMPRESSOR = ThreadLocal.withInitial(Compressor::new);
   private static final ThreadLocal<ZstdDecompressCtx> DECOMPRESSOR = ThreadLocal.withInitial(ZstdDecompressCtx::new);
 
   private static final class Compressor {
@@ -118,7 +130,9 @@ public final class Segment {
 
     int bound = Math.toIntExact(Zstd.compressBound(raw.length));
     byte[] out = new byte[HEADER_BYTES + bound];
-    int compressed = COMPRESSOR.get().compress(out, HEADER_BYTES, bound, raw, raw.length, zstdLevel);
+    int level = levelFor(raw.length, zstdLevel);
+    int compressed = (level == zstdLevel ? COMPRESSOR : SMALL_COMPRESSOR).get()
+        .compress(out, HEADER_BYTES, bound, raw, raw.length, level);
     out[0] = MAGIC_0;
     out[1] = MAGIC_1;
     out[2] = VERSION;
@@ -127,6 +141,12 @@ public final class Segment {
     INT_LE.set(out, 8, raw.length);
     INT_LE.set(out, 12, (int) crc.getValue());
     return Arrays.copyOf(out, HEADER_BYTES + compressed);
+  }
+
+  /** The level {@link #pack} compresses {@code rawBytes} of frames at, given the configured {@code zstdLevel}. */
+  static int levelFor(int rawBytes, int zstdLevel) {
+    return rawBytes <= SMALL_RAW_BYTES && zstdLevel >= 0 && zstdLevel <= DEFAULT_ZSTD_LEVEL
+        ? SMALL_ZSTD_LEVEL : zstdLevel;
   }
 
   /**

@@ -126,6 +126,54 @@ class SegmentTest {
     }
   }
 
+  /** The zstd frame zstd itself writes for {@code raw} at {@code level}, with its content size (what pack asks). */
+  static byte[] zstdAt(byte[] raw, int level) {
+    try (ZstdCompressCtx ctx = new ZstdCompressCtx()) {
+      return ctx.setLevel(level).setContentSize(true).compress(raw);
+    }
+  }
+
+  @Test
+  void aSmallSegmentPacksAtTheSmallLevelAndALargerOneAtTheConfiguredLevel() throws Exception {
+    // one message of about 200 bytes of JSON: a push spread over many partitions writes segments like this
+    String json = "{\"orderId\":\"ord-8f3a2c91\",\"customer\":{\"id\":48213,\"email\":\"jane@example.com\"},"
+        + "\"items\":[{\"sku\":\"AB-1029\",\"qty\":2},{\"sku\":\"ZX-0042\",\"qty\":1}],\"note\":\"ring twice\"}";
+    List<Frame> one = List.of(Frame.of(UuidV7.next(), "txn-1", json.getBytes(StandardCharsets.UTF_8)));
+    byte[] small = rawFrames(one);
+    assertThat(small.length).isLessThanOrEqualTo(Segment.SMALL_RAW_BYTES);
+    assertThat(zstdAt(small, 3)).isNotEqualTo(zstdAt(small, Segment.SMALL_ZSTD_LEVEL));
+    byte[] blob = Segment.pack(one, 3);
+    assertThat(Arrays.copyOfRange(blob, Segment.HEADER_BYTES, blob.length))
+        .isEqualTo(zstdAt(small, Segment.SMALL_ZSTD_LEVEL));
+    assertThat(Segment.decode(blob).frames(0, 1)).isEqualTo(one);
+
+    List<Frame> many = SampleFrames.numbered(0, 40);
+    byte[] large = rawFrames(many);
+    assertThat(large.length).isGreaterThan(Segment.SMALL_RAW_BYTES);
+    assertThat(zstdAt(large, 3)).isNotEqualTo(zstdAt(large, Segment.SMALL_ZSTD_LEVEL));
+    // small and large packed in turn on one thread: each keeps its own level
+    for (int round = 0; round < 2; round++) {
+      byte[] b = Segment.pack(many, 3);
+      assertThat(Arrays.copyOfRange(b, Segment.HEADER_BYTES, b.length)).isEqualTo(zstdAt(large, 3));
+      b = Segment.pack(one, 3);
+      assertThat(Arrays.copyOfRange(b, Segment.HEADER_BYTES, b.length))
+          .isEqualTo(zstdAt(small, Segment.SMALL_ZSTD_LEVEL));
+    }
+    assertThat(Segment.decode(Segment.pack(many, 3)).frames(0, 40)).isEqualTo(many);
+  }
+
+  @Test
+  void onlyTheFastLevelsStepDownAndOnlyForSmallRuns() {
+    assertThat(Segment.levelFor(Segment.SMALL_RAW_BYTES, 3)).isEqualTo(Segment.SMALL_ZSTD_LEVEL);
+    assertThat(Segment.levelFor(1, 0)).isEqualTo(Segment.SMALL_ZSTD_LEVEL);
+    assertThat(Segment.levelFor(1, 1)).isEqualTo(Segment.SMALL_ZSTD_LEVEL);
+    assertThat(Segment.levelFor(Segment.SMALL_RAW_BYTES + 1, 3)).isEqualTo(3);
+    // a level chosen for its ratio (above the default) or a faster one than ours is kept as configured
+    assertThat(Segment.levelFor(1, 4)).isEqualTo(4);
+    assertThat(Segment.levelFor(1, 19)).isEqualTo(19);
+    assertThat(Segment.levelFor(1, -5)).isEqualTo(-5);
+  }
+
   @Test
   void packRejectsNoFramesABadLevelAndOversizedRuns() {
     assertThatThrownBy(() -> Segment.pack(List.of())).isInstanceOf(IllegalArgumentException.class);

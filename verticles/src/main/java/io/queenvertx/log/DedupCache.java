@@ -46,7 +46,7 @@ final class DedupCache {
   static final int BYTES_PER_ENTRY = 16;
 
   private final long maxEntries;
-  private final Map<LogWriterVerticle.PartitionKey, Entry> entries = new LinkedHashMap<>(64, 0.75f, true);
+  private final Map<PartitionKey, Entry> entries = new LinkedHashMap<>(64, 0.75f, true);
   private long size;
 
   DedupCache(int budgetMb) {
@@ -66,7 +66,7 @@ final class DedupCache {
   }
 
   /** The promise a push of {@code hashes} (packed, {@link TxnHash#BYTES} each) may make for {@code key}. */
-  Claim claim(LogWriterVerticle.PartitionKey key, byte[] hashes) {
+  Claim claim(PartitionKey key, byte[] hashes) {
     Entry e = entries.get(key);
     if (e == null || e.coveredTo < 0) return Claim.NONE;
     for (int off = 0; off < hashes.length; off += TxnHash.BYTES) {
@@ -76,7 +76,7 @@ final class DedupCache {
   }
 
   /** Records a committed segment of {@code count} frames at {@code base} in partition {@code pid}. */
-  Next written(LogWriterVerticle.PartitionKey key, UUID pid, long base, int count, byte[] hashes, long createdMicros,
+  Next written(PartitionKey key, UUID pid, long base, int count, byte[] hashes, long createdMicros,
       int windowSeconds) {
     if (!enabled() || windowSeconds <= 0) {
       drop(key);
@@ -119,7 +119,7 @@ final class DedupCache {
    * inside the window (read in pages after it), so every in-window hash at or below {@code lastOffset} is among
    * {@code rows}.
    */
-  void warmed(LogWriterVerticle.PartitionKey key, UUID pid, int windowSeconds, long lastOffset, List<TxnRow> rows) {
+  void warmed(PartitionKey key, UUID pid, int windowSeconds, long lastOffset, List<TxnRow> rows) {
     drop(key);
     if (!enabled() || windowSeconds <= 0) return;
     Entry e = new Entry(pid, windowSeconds, lastOffset);
@@ -130,7 +130,7 @@ final class DedupCache {
   }
 
   /** The offset a gap fill starts after, or -2 when {@code key} has no entry for {@code pid} or no gap. */
-  long gapStart(LogWriterVerticle.PartitionKey key, UUID pid) {
+  long gapStart(PartitionKey key, UUID pid) {
     Entry e = entries.get(key);
     if (e == null || !e.pid.equals(pid) || e.ahead.isEmpty()) return -2;
     return e.coveredTo;
@@ -141,7 +141,7 @@ final class DedupCache {
    * in order per partition, so they are a prefix of what follows {@code from}; a row that is missing was purged, and
    * a purged row is older than any dedup window. Returns whether a gap remains.
    */
-  boolean filled(LogWriterVerticle.PartitionKey key, UUID pid, long from, List<TxnRow> rows) {
+  boolean filled(PartitionKey key, UUID pid, long from, List<TxnRow> rows) {
     Entry e = entries.get(key);
     if (e == null || !e.pid.equals(pid) || e.coveredTo != from) return false;
     for (TxnRow r : rows) {
@@ -156,14 +156,14 @@ final class DedupCache {
     return !e.ahead.isEmpty();
   }
 
-  void drop(LogWriterVerticle.PartitionKey key) {
+  void drop(PartitionKey key) {
     Entry e = entries.remove(key);
     if (e != null) size -= e.size();
   }
 
   /** Forgets every partition of a queue (configured or deleted: its window or its partitions may have changed). */
   void dropQueue(String tenant, String queue) {
-    for (Iterator<Map.Entry<LogWriterVerticle.PartitionKey, Entry>> it = entries.entrySet().iterator();
+    for (Iterator<Map.Entry<PartitionKey, Entry>> it = entries.entrySet().iterator();
         it.hasNext(); ) {
       var me = it.next();
       var k = me.getKey();
@@ -210,10 +210,10 @@ final class DedupCache {
   }
 
   /** Over budget: forget the least recently used partitions (they warm up again on their next push). */
-  private void evictOverBudget(LogWriterVerticle.PartitionKey keep) {
+  private void evictOverBudget(PartitionKey keep) {
     if (size <= maxEntries) return;
     long target = maxEntries - maxEntries / 10;
-    for (Iterator<Map.Entry<LogWriterVerticle.PartitionKey, Entry>> it = entries.entrySet().iterator();
+    for (Iterator<Map.Entry<PartitionKey, Entry>> it = entries.entrySet().iterator();
         it.hasNext() && size > target; ) {
       var me = it.next();
       if (me.getKey().equals(keep)) continue;

@@ -39,8 +39,8 @@ final class DedupReader {
   private final SegmentProcedures segments;
   private final DedupCache dedup;
   /** Partitions whose dedup-cache warm-up or gap fill is running, and those too big to cache, until when. */
-  private final Set<LogWriterVerticle.PartitionKey> reading = new HashSet<>();
-  private final Map<LogWriterVerticle.PartitionKey, Long> skipUntil = new HashMap<>();
+  private final Set<PartitionKey> reading = new HashSet<>();
+  private final Map<PartitionKey, Long> skipUntil = new HashMap<>();
 
   DedupReader(PushProcedures pushes, SegmentProcedures segments, DedupCache dedup) {
     this.pushes = pushes;
@@ -52,7 +52,7 @@ final class DedupReader {
    * Teaches the dedup cache a committed segment ({@code count} frames from {@code base}, the row of its
    * {@code log_push_multi} result), and starts the read it asks for (warm-up or gap fill).
    */
-  void remember(LogWriterVerticle.PartitionKey key, UUID pid, long base, int count, byte[] hashes,
+  void remember(PartitionKey key, UUID pid, long base, int count, byte[] hashes,
                 PushProcedures.Written r) {
     if (!dedup.enabled()) return;
     var createdAt = r.createdAt();
@@ -72,7 +72,7 @@ final class DedupReader {
     return t.toEpochSecond() * 1_000_000L + t.getNano() / 1000;
   }
 
-  private void warm(LogWriterVerticle.PartitionKey key, UUID pid) {
+  private void warm(PartitionKey key, UUID pid) {
     Long skip = skipUntil.get(key);
     if (skip != null && skip > System.currentTimeMillis()) return;
     if (!reading.add(key)) return;
@@ -93,7 +93,7 @@ final class DedupReader {
     });
   }
 
-  private void warmPage(LogWriterVerticle.PartitionKey key, UUID pid, int window, long last, long after,
+  private void warmPage(PartitionKey key, UUID pid, int window, long last, long after,
       List<DedupCache.TxnRow> rows) {
     pushes.dedupTxns(pid, after, last, window, WARM_PAGE_ROWS).onComplete(ar -> {
       if (ar.failed()) {
@@ -123,7 +123,7 @@ final class DedupReader {
     });
   }
 
-  private void fill(LogWriterVerticle.PartitionKey key, UUID pid) {
+  private void fill(PartitionKey key, UUID pid) {
     long from = dedup.gapStart(key, pid);
     if (from < -1 || !reading.add(key)) return;
     pushes.dedupTxns(pid, from, Long.MAX_VALUE, null, FILL_ROWS).onComplete(ar -> {

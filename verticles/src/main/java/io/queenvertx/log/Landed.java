@@ -8,12 +8,15 @@ import java.util.UUID;
  * only from the log writer's event-loop thread.
  */
 final class Landed {
-  final LogWriterVerticle.PartitionKey first;
+  /** The (tenant, queue) a landing is counted under. */
+  record Queue(UUID tenant, String queue) {}
+
+  final PartitionKey first;
   final UUID pid;
   final long lastOffset;
   int partitions;
 
-  Landed(LogWriterVerticle.PartitionKey first, UUID pid, long lastOffset) {
+  Landed(PartitionKey first, UUID pid, long lastOffset) {
     this.first = first;
     this.pid = pid;
     this.lastOffset = lastOffset;

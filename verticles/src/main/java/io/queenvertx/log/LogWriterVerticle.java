@@ -60,8 +60,6 @@ public final class LogWriterVerticle extends VerticleBase {
   /** Partition ids remembered per (tenant, queue, partition), so a push locks by primary key without a name probe. */
   static final int MAX_KNOWN_PARTITIONS = 200_000;
 
-  record PartitionKey(UUID tenant, String queue, String partition) {}
-
   private final Config config;
   private final Database db;
   private final MaintenanceFlags maintenance;
@@ -313,7 +311,7 @@ public final class LogWriterVerticle extends VerticleBase {
             metrics.stats.dbError();
             for (PackedSegment s : bundle) followUps.add(spooler.spoolFailedWrite(s, ar.cause()));
           } else {
-            Map<String, Landed> landed = new LinkedHashMap<>();
+            Map<Landed.Queue, Landed> landed = new LinkedHashMap<>();
             int i = 0;
             for (PushProcedures.Written r : ar.result()) {
               PackedSegment s = bundle.get(i++);
@@ -358,16 +356,16 @@ public final class LogWriterVerticle extends VerticleBase {
    * One segment's result row: {@code queued} (counted into {@code landed}, taught to the dedup cache) or
    * {@code duplicate} (the named frames answered with the stored frame's id, the others queued again).
    */
-  private Future<?> onSegmentResult(PackedSegment seg, PushProcedures.Written r, Map<String, Landed> landed) {
+  private Future<?> onSegmentResult(PackedSegment seg, PushProcedures.Written r, Map<Landed.Queue, Landed> landed) {
     UUID pid = r.partitionId();
-    if (pid != null) knownPartitions.put(seg.key, pid);
+    if (pid != null && !pid.equals(seg.hint)) knownPartitions.put(seg.key, pid); // a hint was refreshed when read
     if (r.queued()) {
       long base = r.baseOffset();
       seg.queued = true;
       seg.pid = pid;
       seg.base = base;
       metrics.pushedMessages.increment(seg.slots.size());
-      landed.computeIfAbsent(seg.key.tenant() + "\u001f" + seg.key.queue(),
+      landed.computeIfAbsent(new Landed.Queue(seg.key.tenant(), seg.key.queue()),
           k -> new Landed(seg.key, pid, base + seg.slots.size() - 1)).partitions++;
       dedupReader.remember(seg.key, pid, base, seg.slots.size(), seg.hashes, r);
       return Future.succeededFuture();

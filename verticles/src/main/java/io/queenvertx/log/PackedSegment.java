@@ -16,7 +16,7 @@ import java.util.UUID;
  * large bundle (nothing else touches the bundle meanwhile).
  */
 final class PackedSegment {
-  final LogWriterVerticle.PartitionKey key;
+  final PartitionKey key;
   /** The waiting frames it answers (the log writer's); empty for a transaction's segment. */
   final List<Slot> slots;
   final List<Frame> frames;
@@ -29,7 +29,7 @@ final class PackedSegment {
   UUID pid;
   long base;
 
-  PackedSegment(LogWriterVerticle.PartitionKey key, List<Slot> slots, byte[] hashes, DedupCache.Claim claim,
+  PackedSegment(PartitionKey key, List<Slot> slots, byte[] hashes, DedupCache.Claim claim,
       UUID hint) {
     this.key = key;
     this.slots = slots;
@@ -40,7 +40,7 @@ final class PackedSegment {
     this.hint = hint;
   }
 
-  private PackedSegment(LogWriterVerticle.PartitionKey key, List<Frame> frames) {
+  private PackedSegment(PartitionKey key, List<Frame> frames) {
     this.key = key;
     this.slots = List.of();
     this.frames = frames;
@@ -53,7 +53,7 @@ final class PackedSegment {
   }
 
   /** A segment of {@code frames} without a dedup promise (a transaction's: the database probes the whole window). */
-  static PackedSegment of(LogWriterVerticle.PartitionKey key, List<Frame> frames) {
+  static PackedSegment of(PartitionKey key, List<Frame> frames) {
     return new PackedSegment(key, frames);
   }
 

@@ -158,7 +158,7 @@ final class PushEncryption {
    * {@code context} once every segment was handed back.
    */
   Future<?> prepareRetry(Context context, List<PackedSegment> bundle,
-                         BiConsumer<LogWriterVerticle.PartitionKey, List<Slot>> requeue) {
+                         BiConsumer<PartitionKey, List<Slot>> requeue) {
     Map<String, Future<Boolean>> flags = new HashMap<>();
     for (PackedSegment s : bundle) {
       if (allEncrypted(s.slots)) continue;

@@ -110,7 +110,7 @@ final class Transactions {
     JsonObject[] results = new JsonObject[ops.size()];
     // Pushes grouped by (queue, partition), sorted so concurrent bundles lock partitions in one order; a
     // transaction id repeated inside one group is a duplicate echo of its first occurrence.
-    Map<LogWriterVerticle.PartitionKey, List<Frame>> pushGroups = new TreeMap<>(
+    Map<PartitionKey, List<Frame>> pushGroups = new TreeMap<>(
         (a, b) -> a.queue().equals(b.queue()) ? a.partition().compareTo(b.partition()) : a.queue().compareTo(b.queue()));
     Map<String, UUID> firstTxn = new HashMap<>();
     List<AckItem> acks = new ArrayList<>(ops.size());
@@ -137,7 +137,7 @@ final class Transactions {
           payload = cipher.orElseThrow().encryptToBytes(payload);
           isEnc = true;
         }
-        pushGroups.computeIfAbsent(new LogWriterVerticle.PartitionKey(cmd.tenant(), it.queue(), it.partition()),
+        pushGroups.computeIfAbsent(new PartitionKey(cmd.tenant(), it.queue(), it.partition()),
             k -> new ArrayList<>()).add(new Frame(id, txn, op.traceId(), cmd.producerSub(), payload, isEnc));
         results[i] = pushResult(i, txn, id, it.queue());
       }

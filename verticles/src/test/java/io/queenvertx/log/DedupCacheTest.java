@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 
 class DedupCacheTest {
   static final UUID TENANT = UUID.fromString("00000000-0000-0000-0000-000000000001");
-  static final LogWriterVerticle.PartitionKey KEY = new LogWriterVerticle.PartitionKey(TENANT, "q", "p");
+  static final PartitionKey KEY = new PartitionKey(TENANT, "q", "p");
   static final UUID PID = UUID.randomUUID();
   static final long T0 = 1_800_000_000_000_000L;
   static final long SECOND = 1_000_000L;
@@ -126,8 +126,8 @@ class DedupCacheTest {
   @Test
   void theBudgetEvictsTheLeastRecentlyUsedPartitions() {
     var c = new DedupCache(1); // 65536 fingerprints
-    var k1 = new LogWriterVerticle.PartitionKey(TENANT, "q", "1");
-    var k2 = new LogWriterVerticle.PartitionKey(TENANT, "q", "2");
+    var k1 = new PartitionKey(TENANT, "q", "1");
+    var k2 = new PartitionKey(TENANT, "q", "2");
     UUID p2 = UUID.randomUUID();
     byte[] many = new byte[40_000 * TxnHash.BYTES];
     new Random(1).nextBytes(many);
@@ -143,7 +143,7 @@ class DedupCacheTest {
   @Test
   void dropQueueForgetsOnlyThatQueue() {
     var c = new DedupCache(16);
-    var other = new LogWriterVerticle.PartitionKey(TENANT, "r", "p");
+    var other = new PartitionKey(TENANT, "r", "p");
     c.written(KEY, PID, 0, 1, packed("a"), T0, 3600);
     c.written(other, UUID.randomUUID(), 0, 1, packed("a"), T0, 3600);
     c.dropQueue(TENANT.toString(), "q");

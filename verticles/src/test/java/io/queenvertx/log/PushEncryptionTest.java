@@ -81,7 +81,7 @@ class PushEncryptionTest {
     byte[] sealed = CIPHER.encryptToBytes(JSON);
     var frame = new Frame(UuidV7.next(), "t", null, null, sealed, true);
     var slot = new Slot(frame, TxnHash.of("t"), req, 0);
-    var key = new LogWriterVerticle.PartitionKey(TENANT, "secret", "p");
+    var key = new PartitionKey(TENANT, "secret", "p");
     var seg = new PackedSegment(key, List.of(slot), new byte[0], null, null);
     List<List<Slot>> requeued = new ArrayList<>();
     var done = withKey().prepareRetry(null, List.of(seg), (k, slots) -> {

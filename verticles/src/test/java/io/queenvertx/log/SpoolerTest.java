@@ -81,7 +81,7 @@ class SpoolerTest {
     // runs on the worker pool of a context.
     var vertx = io.vertx.core.Vertx.vertx();
     var spooler = new Spooler(null, null, null, vertx.getOrCreateContext(), spool, null, null);
-    var key = new LogWriterVerticle.PartitionKey(T1, "q", "p");
+    var key = new PartitionKey(T1, "q", "p");
 
     AtomicReference<List<PushOutcome>> live = new AtomicReference<>();
     var liveReq = new Request(new PushCommand(T1, "alice", List.of(item("a"), item("a"))), live::set, false);
