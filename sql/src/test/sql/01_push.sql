@@ -17,7 +17,7 @@ BEGIN
   PERFORM qt.eq((SELECT string_agg(base_offset || '-' || end_offset, ',' ORDER BY base_offset)
                  FROM queen.log_segments WHERE partition_id = pid), '0-2,3-4,5-5', 'segment ranges');
   PERFORM qt.eq((SELECT string_agg(base_offset || '-' || end_offset || ':' || octet_length(hashes), ',' ORDER BY base_offset)
-                 FROM queen.log_txns WHERE partition_id = pid), '0-2:48,3-4:32,5-5:16', 'txns rows');
+                 FROM queen.log_segments WHERE partition_id = pid), '0-2:48,3-4:32,5-5:16', 'hashes on the segment rows');
   SELECT * INTO q FROM queen.queues WHERE name = 'billing.invoice.v1';
   PERFORM qt.eq(q.namespace, 'billing', 'namespace derived');
   PERFORM qt.eq(q.task, 'invoice', 'task derived');
@@ -36,7 +36,8 @@ BEGIN
   PERFORM qt.eq((r->>'partitionId')::uuid, pid, 'dup partitionId');
   PERFORM qt.eq((SELECT last_offset FROM queen.log_partitions WHERE id = pid), 5::bigint, 'dup wrote nothing (allocator)');
   PERFORM qt.eq((SELECT count(*) FROM queen.log_segments WHERE partition_id = pid), 3::bigint, 'dup wrote no segment');
-  PERFORM qt.eq((SELECT count(*) FROM queen.log_txns WHERE partition_id = pid), 3::bigint, 'dup wrote no txns');
+  PERFORM qt.eq((SELECT count(*) FROM queen.log_segments WHERE partition_id = pid AND hashes IS NOT NULL), 3::bigint,
+                'dup wrote no hashes');
 
   -- lowest matching offset when a hash exists twice (dedup off at the time)
   UPDATE queen.queues SET dedup_window_seconds = 0 WHERE name = 'billing.invoice.v1';
@@ -56,12 +57,12 @@ BEGIN
   PERFORM qt.eq((r->>'baseOffset')::bigint, 0::bigint, 'other tenant own partition');
 
   -- window expiry: back-date the txns rows beyond the window -> accepted again
-  UPDATE queen.log_txns SET created_at = created_at - interval '2 hours' WHERE partition_id = pid;
+  UPDATE queen.log_segments SET created_at = created_at - interval '2 hours' WHERE partition_id = pid;
   r := queen.log_push(qt.tenant(), 'billing.invoice.v1', 'p1', 2, qt.hs(5, 2), '\x05');
   PERFORM qt.eq(r->>'status', 'queued', 'expired window: accepted');
   PERFORM qt.eq((r->>'baseOffset')::bigint, 7::bigint, 'expired window base 7');
   -- a smaller window: rows 30 min old are outside a 600 s window but inside 3600 s
-  UPDATE queen.log_txns SET created_at = now() - interval '30 minutes' WHERE partition_id = pid AND base_offset = 7;
+  UPDATE queen.log_segments SET created_at = now() - interval '30 minutes' WHERE partition_id = pid AND base_offset = 7;
   r := queen.log_push(qt.tenant(), 'billing.invoice.v1', 'p1', 1, qt.h(5), '\x06');
   PERFORM qt.eq(r->>'status', 'duplicate', '30 min old inside 3600 s window');
   UPDATE queen.queues SET dedup_window_seconds = 600 WHERE name = 'billing.invoice.v1';

@@ -272,7 +272,7 @@ END $$;
 -- The one-statement ack (one completed item, the lease's next message: R__40's "One-statement ack") acts exactly as
 -- the full path, and everything it does not own falls through to it: a hash that is not the leased one, another
 -- worker's lease, an expired lease, a status that is not completed, the same ack again, an ack out of order. It writes
--- one row version and reads log_txns through one index scan; the full path read it twice (a probe, then the range).
+-- one row version and reads the segment hashes through one index scan; the full path read it twice (a probe, then the range).
 DO $$
 DECLARE r jsonb; c queen.log_consumers; pid uuid; s0 bigint; u0 bigint;
 BEGIN
@@ -289,9 +289,9 @@ BEGIN
   -- another worker: refused
   r := qt.ack('ack1q', 'p', '__QUEUE_MODE__', 'w9', ARRAY[1], ARRAY['completed']);
   PERFORM qt.eq(r->>'error', 'invalid or expired lease', 'another worker''s ack is refused');
-  -- the worker's own ack: one row version, one log_txns index scan, the same verdict as the full path
+  -- the worker's own ack: one row version, one log_segments index scan, the same verdict as the full path
   SELECT n_tup_upd INTO u0 FROM pg_stat_xact_user_tables WHERE relid = 'queen.log_consumers'::regclass;
-  s0 := pg_stat_get_xact_numscans('queen.log_txns_pkey'::regclass);
+  s0 := pg_stat_get_xact_numscans('queen.log_segments_pkey'::regclass);
   r := qt.ack('ack1q', 'p', '__QUEUE_MODE__', 'w1', ARRAY[1], ARRAY['completed']);
   PERFORM qt.eq(r, jsonb_build_object('ok', true, 'dlq', false, 'dropped', false, 'leaseReleased', true,
                                       'committed', 0, 'acked', 1, 'retryCount', 0, 'noop', '[]'::jsonb,
@@ -299,8 +299,8 @@ BEGIN
                                       'blockedBy', NULL), 'batch-1 ack verdict');
   PERFORM qt.eq((SELECT n_tup_upd FROM pg_stat_xact_user_tables WHERE relid = 'queen.log_consumers'::regclass) - u0,
                 1::bigint, 'one row version of the cursor');
-  PERFORM qt.eq(pg_stat_get_xact_numscans('queen.log_txns_pkey'::regclass)
-                - s0, 1::bigint, 'one log_txns index scan');
+  PERFORM qt.eq(pg_stat_get_xact_numscans('queen.log_segments_pkey'::regclass)
+                - s0, 1::bigint, 'one log_segments index scan');
   c := qt.cursor('ack1q', 'p', '__QUEUE_MODE__');
   PERFORM qt.eq(c.committed, 0::bigint, 'cursor at 0');
   PERFORM qt.eq(c.worker_id || '', NULL::text, 'lease released');
@@ -338,14 +338,14 @@ BEGIN
   PERFORM qt.push('ack1q2', 'p', 1, 5);                                 -- ids 1..5 at offsets 0..4, one txns row
   r := qt.pop('ack1q2', 'p', '__QUEUE_MODE__', 3, 1, 'w');
   PERFORM qt.eq(qt.offs(r), ARRAY[0, 1, 2]::bigint[], 'batch 0..2');
-  s0 := pg_stat_get_xact_numscans('queen.log_txns_pkey'::regclass);
+  s0 := pg_stat_get_xact_numscans('queen.log_segments_pkey'::regclass);
   r := qt.ack('ack1q2', 'p', '__QUEUE_MODE__', 'w', ARRAY[1], ARRAY['completed']);
   PERFORM qt.eq(r, jsonb_build_object('ok', true, 'dlq', false, 'dropped', false, 'leaseReleased', false,
                                       'committed', 0, 'acked', 1, 'retryCount', 0, 'noop', '[]'::jsonb,
                                       'stale', '[]'::jsonb, 'unresolved', '[]'::jsonb, 'superseded', '[]'::jsonb,
                                       'blockedBy', NULL), 'first of three: lease kept');
-  PERFORM qt.eq(pg_stat_get_xact_numscans('queen.log_txns_pkey'::regclass) - s0, 1::bigint,
-                'in-order ack: one log_txns index scan');
+  PERFORM qt.eq(pg_stat_get_xact_numscans('queen.log_segments_pkey'::regclass) - s0, 1::bigint,
+                'in-order ack: one log_segments index scan');
   c := qt.cursor('ack1q2', 'p', '__QUEUE_MODE__');
   PERFORM qt.eq(c.worker_id, 'w', 'still leased');
   PERFORM qt.eq(c.batch_end, 2::bigint, 'batch_end kept');

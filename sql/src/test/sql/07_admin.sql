@@ -62,7 +62,6 @@ BEGIN
   PERFORM qt.eq((SELECT count(*)::int FROM queen.queues WHERE id = qid), 0, 'queue gone');
   PERFORM qt.eq((SELECT count(*)::int FROM queen.log_partitions WHERE queue_id = qid), 0, 'partitions gone');
   PERFORM qt.eq((SELECT count(*)::int FROM queen.log_segments WHERE partition_id IN (pa, pb)), 0, 'segments gone');
-  PERFORM qt.eq((SELECT count(*)::int FROM queen.log_txns WHERE partition_id IN (pa, pb)), 0, 'txns gone');
   PERFORM qt.eq((SELECT count(*)::int FROM queen.log_consumers WHERE partition_id IN (pa, pb)), 0, 'cursors gone');
   PERFORM qt.eq((SELECT count(*)::int FROM queen.log_dlq WHERE partition_id IN (pa, pb)), 0, 'dlq rows gone');
   PERFORM qt.eq((SELECT count(*)::int FROM queen.retention_history WHERE partition_id IN (pa, pb)), 0, 'history gone');

@@ -63,7 +63,7 @@ BEGIN
   PERFORM qt.eq(e->'leaseExpiresAt', 'null'::jsonb, 'no lease');
   PERFORM qt.ok(e->>'createdAt' ~ '^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$', 'createdAt ms Z: ' || (e->>'createdAt'));
   PERFORM qt.eq(e->>'createdAt',
-                queen._msg_ts((SELECT created_at FROM queen.log_txns WHERE partition_id = pa AND base_offset = 3)),
+                queen._msg_ts((SELECT created_at FROM queen.log_segments WHERE partition_id = pa AND base_offset = 3)),
                 'createdAt = txns created_at');
 
   -- Queue mode: real pop of 2 on a (lease live), ack offset 0 -> committed 0, lease keeps offset 1.
@@ -195,7 +195,7 @@ BEGIN
   PERFORM qt.eq(jsonb_array_length(qt.lm(t, w || '{"limit":"abc"}')->'messages'), 4, 'bad limit -> default');
 
   -- window: the txns row of 'plain' is 2 h old -> outside the default window, inside an explicit one
-  UPDATE queen.log_txns SET created_at = now() - interval '2 hours' WHERE partition_id = p3;
+  UPDATE queen.log_segments SET created_at = now() - interval '2 hours' WHERE partition_id = p3;
   PERFORM qt.eq(jsonb_array_length(qt.lm(t, '{}')->'messages'), 3, 'default window: now-1h .. minute+1');
   PERFORM qt.eq(jsonb_array_length(qt.lm(t, NULL)->'messages'), 3, 'NULL filter = defaults');
   r := qt.lm(t, jsonb_build_object('from', now() - interval '3 hours', 'to', now() - interval '1 hour'));
@@ -206,15 +206,19 @@ BEGIN
   r := qt.lm(t, jsonb_build_object('from', now() - interval '3 hours', 'to', now() - interval '2 hours'));
   PERFORM qt.eq(r->'messages', '[]'::jsonb, 'to exclusive');
   -- default "to" is the next minute boundary: a row stamped 30 s in the future of the current minute is still in
-  UPDATE queen.log_txns SET created_at = date_trunc('minute', now()) + interval '59 seconds' WHERE partition_id = p3;
+  UPDATE queen.log_segments SET created_at = date_trunc('minute', now()) + interval '59 seconds' WHERE partition_id = p3;
   PERFORM qt.eq(jsonb_array_length(qt.lm(t, '{}')->'messages'), 4, 'to = minute(now) + 1 min');
-  UPDATE queen.log_txns SET created_at = date_trunc('minute', now()) + interval '1 minute' WHERE partition_id = p3;
+  UPDATE queen.log_segments SET created_at = date_trunc('minute', now()) + interval '1 minute' WHERE partition_id = p3;
   PERFORM qt.eq(jsonb_array_length(qt.lm(t, '{}')->'messages'), 3, 'exclusive default to');
 
-  -- segment gone (retention): seq falls back to the txns base offset
-  DELETE FROM queen.log_segments WHERE partition_id = p1;
+  -- payload gone (retention slimmed the rows: blob emptied, hashes kept, log_start past them): the frames stay
+  -- listed, seq falls back to the txns row's base offset, and the payload fetch finds no segment
+  UPDATE queen.log_segments SET blob = ''::bytea WHERE partition_id = p1;
+  UPDATE queen.log_partitions SET log_start = last_offset + 1 WHERE id = p1;
   r := qt.lm(t, w || '{"queue":"billing.invoice"}');
   PERFORM qt.eq(r->'messages'->0->'segment', '{"seq":0,"frameIdx":1}'::jsonb, 'seq without a segment');
+  PERFORM qt.eq((SELECT count(*)::int FROM queen.log_segments_of(ARRAY[p1], ARRAY[0::bigint])), 0,
+                'a slim row is no payload');
 
   -- bad input
   PERFORM qt.eq(qt.lm(t, '{"from":"yesterday-ish"}')->>'error', 'invalid from: yesterday-ish',
@@ -262,7 +266,7 @@ BEGIN
     PERFORM qt.push('lm.page', 'p' || (i % 3), 100 * i, 1 + (i % 4), t);
   END LOOP;
   -- three rows (one per partition) share one timestamp exactly
-  UPDATE queen.log_txns x SET created_at = tie
+  UPDATE queen.log_segments x SET created_at = tie
   FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id
   WHERE x.partition_id = p.id AND q.tenant_id = t AND x.base_offset = 0;
   -- the expected listing (offset paging, one big page), same order

@@ -82,8 +82,8 @@ BEGIN
   UPDATE queen.log_dlq SET retry_count = NULL WHERE partition_id = p AND consumer_group = 'gB';
   PERFORM qt.eq(queen.message_detail(t, p, qt.h(9))->'retryCount', '0'::jsonb, 'NULL retry_count -> 0');
 
-  -- covering segment deleted by retention: position resolves, segment null
-  DELETE FROM queen.log_segments WHERE partition_id = p AND base_offset = 0;
+  -- covering segment's payload taken by retention (a slim row): position resolves, segment null
+  UPDATE queen.log_segments SET blob = ''::bytea WHERE partition_id = p AND base_offset = 0;
   r := queen.message_detail(t, p, qt.h(1));
   PERFORM qt.eq(r->>'found', 'true', 'still resolvable');
   PERFORM qt.eq(r->'segment', 'null'::jsonb, 'segment null');
@@ -94,7 +94,8 @@ BEGIN
   PERFORM qt.eq(r->>'namespace' || '|' || (r->>'task'), 'billing|invoice', 'namespace/task columns');
 
   -- txns purged: not found (the broker then scans segments and retries with an offset)
-  DELETE FROM queen.log_txns WHERE partition_id = p;
+  UPDATE queen.log_segments SET hashes = NULL WHERE partition_id = p;
+  UPDATE queen.log_partitions SET txns_start = last_offset + 1 WHERE id = p;
   PERFORM qt.eq(queen.message_detail(t, p, qt.h(2)), '{"found":false,"partitionExists":true}'::jsonb, 'purged txns');
   PERFORM qt.eq((queen.message_detail(t, p, qt.h(2), 4)->>'offset')::bigint, 4::bigint, 'offset from the scan');
 END $$;

@@ -33,7 +33,7 @@ BEGIN
   PERFORM qt.eq((SELECT count(*)::int FROM queen.log_dlq WHERE id = id1), 0, 'row deleted');
   PERFORM qt.eq((SELECT count(*)::int FROM queen.log_dlq WHERE id = id2), 1, 'other group''s row survives');
   PERFORM qt.eq((SELECT last_offset FROM queen.log_partitions WHERE id = p), 3::bigint, 'one frame allocated');
-  PERFORM qt.eq((SELECT hashes FROM queen.log_txns WHERE partition_id = p AND base_offset = 3), qt.h(1001), 'txns hash');
+  PERFORM qt.eq((SELECT hashes FROM queen.log_segments WHERE partition_id = p AND base_offset = 3), qt.h(1001), 'txns hash');
   PERFORM qt.eq((SELECT convert_from(blob, 'UTF8') FROM queen.log_segments WHERE partition_id = p AND base_offset = 3), 'moved-1001',
                 'blob stored');
 

@@ -10,7 +10,7 @@
 --   _log_push_elements     log_push_multi's elements with the promises it honours (inlined)
 --   log_segment_at         the covering segment of an offset (also the decoder's segment fetch)
 --   log_dedup_head         where a dedup-cache warm-up starts (DedupReader)
---   log_dedup_txns         a page of a partition's log_txns rows, for the dedup cache (DedupReader)
+--   log_dedup_txns         a page of a partition's segment hashes, for the dedup cache (DedupReader)
 --   queue_encryption       the broker's encryption-flag lookup for one queue
 --
 -- Generic plans. PL/pgSQL caches each statement's plan, but a statement whose parameters are arrays (every statement
@@ -95,7 +95,8 @@ BEGIN
 END;
 $$;
 
--- The single per-segment allocator: lock the partition, probe the dedup window, allocate, write segment + txns.
+-- The single per-segment allocator: lock the partition, probe the dedup window, allocate, write the segment row (blob
+-- and hashes: one row per segment, V22).
 -- p_verified: the broker's promise that no incoming hash exists at an offset <= p_verified (-1 = probe everything).
 CREATE OR REPLACE FUNCTION queen._log_push_into(p_pid uuid, p_count integer, p_hashes bytea, p_blob bytea,
                                                p_verified bigint)
@@ -136,7 +137,7 @@ BEGIN
                 FROM queen.log_unnest_hashes(p_hashes) inc
                 JOIN (
                     SELECT th.h, t.base_offset + th.idx AS off
-                    FROM queen.log_txns t
+                    FROM queen.log_segments t
                     CROSS JOIN LATERAL queen.log_unnest_hashes(t.hashes) th
                     WHERE t.partition_id = p_pid
                       AND t.base_offset >= v_tstart
@@ -160,10 +161,8 @@ BEGIN
     RETURNING p.last_offset INTO v_end;
     v_base := v_end - p_count + 1;
 
-    INSERT INTO queen.log_segments (partition_id, base_offset, end_offset, created_at, blob)
-    VALUES (p_pid, v_base, v_end, v_now, p_blob);
-    INSERT INTO queen.log_txns (partition_id, base_offset, end_offset, created_at, hashes)
-    VALUES (p_pid, v_base, v_end, v_now, p_hashes);
+    INSERT INTO queen.log_segments (partition_id, base_offset, end_offset, created_at, blob, hashes)
+    VALUES (p_pid, v_base, v_end, v_now, p_blob, p_hashes);
 
     RETURN jsonb_build_object('status', 'queued', 'partitionId', p_pid,
                               'baseOffset', v_base, 'createdAt', queen._log_ts(v_now));
@@ -387,11 +386,8 @@ BEGIN
             SELECT v.pid, v.c, v.h, v.b, v.win, v.ord, upd.end_off - v.c + 1 AS base, upd.end_off
             FROM v JOIN upd ON upd.id = v.pid
         ), seg AS (
-            INSERT INTO queen.log_segments (partition_id, base_offset, end_offset, created_at, blob)
-            SELECT x.pid, x.base, x.end_off, v_now, x.b FROM x
-        ), txn AS (
-            INSERT INTO queen.log_txns (partition_id, base_offset, end_offset, created_at, hashes)
-            SELECT x.pid, x.base, x.end_off, v_now, x.h FROM x
+            INSERT INTO queen.log_segments (partition_id, base_offset, end_offset, created_at, blob, hashes)
+            SELECT x.pid, x.base, x.end_off, v_now, x.b, x.h FROM x
         )
         SELECT (x.ord - 1)::integer, 'queued'::text, x.pid, x.base, v_now, COALESCE(x.win, 0), NULL::jsonb
         FROM x ORDER BY x.ord;
@@ -472,7 +468,8 @@ BEGIN
 END;
 $$;
 
--- The covering segment of an offset (backward PK probe + coverage check), or no row.
+-- The covering segment of an offset (backward PK probe + coverage check), or no row; none for a slim row either (its
+-- payload is gone: octet_length of an EXTERNAL blob reads the TOAST pointer, not the value).
 CREATE OR REPLACE FUNCTION queen.log_segment_at(p_pid uuid, p_off bigint)
 RETURNS TABLE (base_offset bigint, end_offset bigint, created_at timestamptz, blob bytea)
 LANGUAGE sql STABLE
@@ -486,6 +483,7 @@ AS $$
         LIMIT 1
     ) s
     WHERE s.end_offset >= p_off
+      AND octet_length(s.blob) > 0   -- a slim row (retention took its payload, R__80) is no segment to read
 $$;
 
 -- The broker's encryption-flag lookup for one queue (false when the queue does not exist yet).
@@ -511,8 +509,8 @@ AS $$
     WHERE p.id = p_pid
 $$;
 
--- The partition's log_txns rows with p_after < base_offset <= p_upto, in offset order, at most p_limit, creation time
--- in microseconds since the epoch. p_window_seconds not NULL keeps only rows created inside that window (plus 120 s of
+-- The partition's segment rows with hashes (at or past txns_start: below it the txns purge has passed, R__80) with
+-- p_after < base_offset <= p_upto, in offset order, at most p_limit, creation time in microseconds since the epoch. p_window_seconds not NULL keeps only rows created inside that window (plus 120 s of
 -- clock slack): a warm-up pages through the window below the head's last offset. Offsets are allocated in the
 -- transaction that inserts their row, so every row at or below an offset read as committed is visible to the later
 -- pages (or was purged, which only happens outside the window). A gap fill passes p_upto = max bigint and no window.
@@ -522,8 +520,9 @@ RETURNS TABLE (base_offset bigint, end_offset bigint, hashes bytea, at_us bigint
 LANGUAGE sql STABLE
 AS $$
     SELECT t.base_offset, t.end_offset, t.hashes, (extract(epoch FROM t.created_at) * 1000000)::bigint
-    FROM queen.log_txns t
-    WHERE t.partition_id = p_pid AND t.base_offset > p_after AND t.base_offset <= p_upto
+    FROM queen.log_segments t
+    WHERE t.partition_id = p_pid AND t.base_offset <= p_upto
+      AND t.base_offset > GREATEST(p_after, (SELECT p.txns_start - 1 FROM queen.log_partitions p WHERE p.id = p_pid))
       AND (p_window_seconds IS NULL
            OR t.created_at >= now() - make_interval(secs => p_window_seconds) - interval '120 seconds')
     ORDER BY t.base_offset

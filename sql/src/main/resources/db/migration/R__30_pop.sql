@@ -406,6 +406,7 @@ BEGIN
                             FROM queen.log_segments s0
                             WHERE s0.partition_id = v_pid AND s0.base_offset = u.b
                               AND (u.ord > 1 OR v_r.o_head_blob IS NULL)
+                              AND octet_length(s0.blob) > 0    -- slimmed by retention meanwhile: left out too
                             LIMIT 1) s ON true
                         WHERE s.blob IS NOT NULL OR (u.ord = 1 AND v_r.o_head_blob IS NOT NULL)
                         ORDER BY u.ord;
@@ -570,10 +571,11 @@ BEGIN
         END IF;
     END IF;
 
-    -- Claim the cursor row, with the head probe: the segment with the largest base <= wanted (committed + 1). A missing
-    -- row is created once (seeded by p_seed_mode) and claimed again.
+    -- Claim the cursor row, with the head probe: the segment with the largest base <= wanted (committed + 1, or
+    -- log_start when retention has passed the cursor: the rows below log_start are slim, their payload gone, R__80). A
+    -- missing row is created once (seeded by p_seed_mode) and claimed again.
     LOOP
-        SELECT c.committed, c.attempt_offset, c.attempt_count, p.last_offset,
+        SELECT c.committed, c.attempt_offset, c.attempt_count, p.last_offset, p.log_start,
                h.base_offset AS h_base, h.end_offset AS h_end, h.created_at AS h_created,
                CASE WHEN h.end_offset > c.committed THEN h.blob END AS h_blob,
                CASE WHEN p_max_bytes IS NOT NULL AND p_budget > 1 AND h.end_offset > c.committed
@@ -585,7 +587,7 @@ BEGIN
         LEFT JOIN LATERAL (
             SELECT s.base_offset, s.end_offset, s.created_at, s.blob
             FROM queen.log_segments s
-            WHERE s.partition_id = c.partition_id AND s.base_offset <= c.committed + 1
+            WHERE s.partition_id = c.partition_id AND s.base_offset <= GREATEST(c.committed + 1, p.log_start)
             ORDER BY s.base_offset DESC LIMIT 1) h ON true
         WHERE c.partition_id = p_pid AND c.consumer_group = p_group
           AND (c.worker_id IS NULL OR c.lease_expires_at IS NULL OR c.lease_expires_at < p_now)
@@ -614,7 +616,7 @@ BEGIN
         RETURN;                                       -- nothing past the cursor
     END IF;
 
-    v_wanted := v_c.committed + 1;
+    v_wanted := GREATEST(v_c.committed + 1, v_c.log_start);
     IF COALESCE(p_delayed, 0) > 0 THEN
         v_deadline := p_now - make_interval(secs => p_delayed);
     END IF;
@@ -627,6 +629,7 @@ BEGIN
     FROM queen.log_segments s
     WHERE s.partition_id = p_pid AND s.end_offset >= v_wanted
       AND (v_deadline IS NULL OR s.created_at <= v_deadline)
+      AND octet_length(s.blob) > 0                    -- not a row slimmed since the claim read log_start
     ORDER BY s.base_offset DESC LIMIT 1;
     IF FOUND THEN
         o_bases := ARRAY[v_hb]; o_starts := ARRAY[(v_he - v_hb)::integer]; o_takes := ARRAY[1];
@@ -720,6 +723,7 @@ BEGIN
                                                       THEN substring(s1.blob FROM 1 FOR 12) END AS hdr
                                           OFFSET 0) hx
                       WHERE s1.partition_id = p_pid AND s1.base_offset > v_wanted
+                        AND octet_length(s1.blob) > 0   -- a row slimmed since the claim read log_start: a gap
                       ORDER BY s1.base_offset
                       LIMIT v_budget - o_taken) s0      -- every segment gives at least one frame
             ) s

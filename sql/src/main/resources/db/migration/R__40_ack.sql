@@ -29,7 +29,7 @@
 -- One-statement ack (issue 39). The ack of the lease's next message (one completed item, its worker's live lease,
 -- the hash of offset committed + 1: a batch-1 pop's one message, or a batch acked one message at a time in order) is
 -- one statement: no FOR UPDATE before the update (one row version and no lock record of the cursor row per ack), one
--- probe of log_txns instead of two, no second and third statement. Its update is a compare-and-set on the row as the
+-- probe of the segment hashes instead of two, no second and third statement. Its update is a compare-and-set on the row as the
 -- statement read it, so it acts only where the full path would have found the same row and acked the same offset
 -- with the same outcome (the cursor one further; at the batch's end the lease released and the retry and attempt
 -- counts reset); whatever else it finds (no lease, another worker's, an expired one, a negative status, a hash that is
@@ -96,7 +96,7 @@ BEGIN
     END IF;
 
     -- The in-order ack in ONE statement (see the header, "One-statement ack"): one completed item, acked by the worker
-    -- holding a live lease, whose hash is the one log_txns holds for the lease's first unacked offset (committed + 1:
+    -- holding a live lease, whose hash is the one the segment row holds for the lease's first unacked offset (committed + 1:
     -- a batch-1 pop's one message, or the next message of a batch acked one by one in order). The cursor row is read
     -- under the statement's snapshot, without a lock; the hash is compared at that one offset (one index probe); the
     -- update then writes the row only if it is still the version that was read (same cursor, same lease, still live).
@@ -110,7 +110,7 @@ BEGIN
             JOIN queen.queues q ON q.id = p.queue_id
             CROSS JOIN LATERAL (
                 SELECT t0.base_offset, t0.end_offset, t0.hashes
-                FROM queen.log_txns t0
+                FROM queen.log_segments t0
                 WHERE t0.partition_id = p_pid AND t0.base_offset <= c0.committed + 1
                 ORDER BY t0.base_offset DESC LIMIT 1) t
             WHERE c0.partition_id = p_pid AND c0.consumer_group = v_group AND q.tenant_id = v_tenant
@@ -179,8 +179,8 @@ BEGIN
            AND NOT EXISTS (SELECT 1 FROM unnest(p_statuses) s(s)
                             WHERE NOT (s.s IS NULL OR s.s IN ('', 'completed', 'success', 'acked', 'ok')))
            AND (SELECT bool_and(EXISTS (
-                    SELECT 1 FROM queen.log_txns t CROSS JOIN LATERAL queen.log_unnest_hashes(t.hashes) th
-                     WHERE t.partition_id = p_pid AND t.base_offset <= v_c.committed
+                    SELECT 1 FROM queen.log_segments t CROSS JOIN LATERAL queen.log_unnest_hashes(t.hashes) th
+                     WHERE t.partition_id = p_pid AND t.base_offset >= v_c.txns_start AND t.base_offset <= v_c.committed
                        AND th.h = u.h AND t.base_offset + th.idx <= v_c.committed))
                   FROM unnest(p_hashes) u(h)) THEN
             RETURN jsonb_build_object('ok', true, 'leaseReleased', false, 'acked', 0,
@@ -199,7 +199,7 @@ BEGIN
     v_st := '{}';
     IF v_n > 0 THEN
         -- Phase 1, one statement: normalise the statuses (completed | failed | retry | dlq) and resolve each hash
-        -- inside the ackable span only: the batch's txns rows from the one covering lo (cheap on the happy path),
+        -- inside the ackable span only: the batch's segment rows from the one covering lo (cheap on the happy path),
         -- cutting out of each row only the hashes of offsets in [lo, hi]. eff = the lowest matching offset in [lo, hi].
         SELECT array_agg(x.st ORDER BY x.ord), array_agg(x.eff ORDER BY x.ord),
                bool_and(x.st = 'completed' AND x.eff IS NOT NULL), max(x.eff)
@@ -213,11 +213,11 @@ BEGIN
             FROM unnest(p_hashes, p_statuses) WITH ORDINALITY AS u(h, s, ord)
             LEFT JOIN (
                 SELECT th.h, t.base_offset + th.idx AS off
-                FROM queen.log_txns t
+                FROM queen.log_segments t
                 CROSS JOIN LATERAL queen.log_unnest_hashes_between(
                     t.hashes, v_lo - t.base_offset, COALESCE(v_hi, 9223372036854775807) - t.base_offset) th
                 WHERE t.partition_id = p_pid
-                  AND t.base_offset >= COALESCE((SELECT t0.base_offset FROM queen.log_txns t0
+                  AND t.base_offset >= COALESCE((SELECT t0.base_offset FROM queen.log_segments t0
                                                  WHERE t0.partition_id = p_pid AND t0.base_offset <= v_lo
                                                  ORDER BY t0.base_offset DESC LIMIT 1), v_lo)
                   AND t.base_offset <= COALESCE(v_hi, 9223372036854775807)   -- an index bound in the generic plan
@@ -238,9 +238,10 @@ BEGIN
                     FROM unnest(p_hashes) WITH ORDINALITY AS u(h, ord)
                     LEFT JOIN (
                         SELECT th.h, t.base_offset + th.idx AS off
-                        FROM queen.log_txns t
+                        FROM queen.log_segments t
                         CROSS JOIN LATERAL queen.log_unnest_hashes(t.hashes) th
-                        WHERE t.partition_id = p_pid AND t.base_offset <= v_c.committed
+                        WHERE t.partition_id = p_pid AND t.base_offset >= v_c.txns_start
+                          AND t.base_offset <= v_c.committed
                     ) o ON o.h = u.h AND o.off <= v_c.committed
                     GROUP BY u.ord
                 ) x;

@@ -147,7 +147,7 @@ AS $$
         SELECT count(*) AS n, COALESCE(sum(s.end_offset - s.base_offset + 1), 0) AS msgs,
                COALESCE(sum(octet_length(s.blob)), 0) AS bytes,
                min(s.created_at) AS oldest, max(s.created_at) AS newest
-        FROM queen.log_segments s WHERE s.partition_id = p.id
+        FROM queen.log_segments s WHERE s.partition_id = p.id AND s.base_offset >= p.log_start   -- no slim rows
     ) sg
     WHERE p.queue_id = p_qid
 $$;
@@ -266,8 +266,7 @@ BEGIN
     SELECT COALESCE(array_agg(l.id ORDER BY l.id), '{}') INTO v_pids
     FROM (SELECT p.id FROM queen.log_partitions p WHERE p.queue_id = v_qid ORDER BY p.id FOR UPDATE) l;
 
-    DELETE FROM queen.log_segments s WHERE s.partition_id = ANY (v_pids);
-    DELETE FROM queen.log_txns t WHERE t.partition_id = ANY (v_pids);
+    DELETE FROM queen.log_segments s WHERE s.partition_id = ANY (v_pids);   -- payloads and hashes (one row, V22)
     DELETE FROM queen.log_dlq d WHERE d.partition_id = ANY (v_pids);
     DELETE FROM queen.retention_history r WHERE r.partition_id = ANY (v_pids);
     DELETE FROM queen.consumer_groups_metadata m WHERE m.queue_id = v_qid;
@@ -318,9 +317,11 @@ BEGIN
                (SELECT round(extract(epoch FROM clock_timestamp() - sg.created_at)::numeric, 3)
                 FROM (SELECT min(c.committed) AS low FROM queen.log_consumers c WHERE c.partition_id = s.pid) m
                 CROSS JOIN LATERAL (
-                    SELECT s0.created_at FROM queen.log_segments s0
-                    WHERE s0.partition_id = s.pid AND s0.base_offset <= m.low + 1 AND s0.end_offset > m.low
-                    ORDER BY s0.base_offset DESC LIMIT 1) sg) AS lag
+                    -- the covering row (segments never overlap), unless it is slim (retention took its payload)
+                    SELECT s0.created_at, s0.end_offset, s0.blob FROM queen.log_segments s0
+                    WHERE s0.partition_id = s.pid AND s0.base_offset <= m.low + 1
+                    ORDER BY s0.base_offset DESC LIMIT 1) sg
+                WHERE sg.end_offset > m.low AND octet_length(sg.blob) > 0) AS lag
         FROM queen.queues q
         CROSS JOIN LATERAL queen._log_partition_stats(q.id) s
         WHERE q.tenant_id = v_tenant AND (p_queue IS NULL OR q.name = p_queue)

@@ -2,7 +2,7 @@
 -- Message inspection (ENGINE.md §8; API.md §5.9).
 -- A repeatable migration: the rules for editing it are at the top of R__10_common.sql.
 --
---   list_messages             GET    /api/v1/messages                       (log_txns exploded to frames, no decode;
+--   list_messages             GET    /api/v1/messages                       (segment hashes exploded to frames, no decode;
 --                                                                          one _msg_page_* statement per page kind)
 --   message_detail            GET    /api/v1/messages/:pid/:txn             (offset resolution + management detail)
 --   log_segments_newest              purged-txns fallback: the broker pages newest-first through segment blobs
@@ -121,8 +121,8 @@ END;
 $$;
 
 
--- The newest log_txns row of partition p_pid stamped before p_ts (at or before it when p_incl): its base_offset; -1
--- when no row is. Push stamps created_at under the partition lock, so it never decreases as the offset grows: a
+-- The newest txns row (a segment row at or past txns_start: one with hashes) of partition p_pid stamped before p_ts
+-- (at or before it when p_incl): its base_offset; -1 when no row is. Push stamps created_at under the partition lock, so it never decreases as the offset grows: a
 -- search over offsets with primary-key probes finds the boundary of a from / to / cursor bound, and a listing starts
 -- its newest-first scan there instead of walking every newer row (issue 23). The probes alternate between
 -- interpolating on created_at (a few probes when the rate is steady) and bisecting (at most about 2 log2(offsets)).
@@ -142,9 +142,11 @@ DECLARE
     v_end   bigint;
     v_ts    timestamptz;
     v_int   boolean := true;
+    v_first bigint  := (SELECT p.txns_start FROM queen.log_partitions p WHERE p.id = p_pid);
 BEGIN
     SELECT t.base_offset, t.created_at INTO v_hi, v_ts
-    FROM queen.log_txns t WHERE t.partition_id = p_pid ORDER BY t.base_offset DESC LIMIT 1;
+    FROM queen.log_segments t WHERE t.partition_id = p_pid AND t.base_offset >= v_first
+    ORDER BY t.base_offset DESC LIMIT 1;
     IF v_hi IS NULL THEN
         RETURN -1;
     END IF;
@@ -153,7 +155,8 @@ BEGIN
     END IF;
     v_hi_ts := extract(epoch FROM v_ts);
     SELECT t.base_offset, t.end_offset, t.created_at INTO v_lo_b, v_lo, v_ts
-    FROM queen.log_txns t WHERE t.partition_id = p_pid ORDER BY t.base_offset LIMIT 1;
+    FROM queen.log_segments t WHERE t.partition_id = p_pid AND t.base_offset >= v_first
+    ORDER BY t.base_offset LIMIT 1;
     IF NOT (v_ts < p_ts OR (p_incl AND v_ts = p_ts)) THEN
         RETURN -1;
     END IF;
@@ -168,7 +171,7 @@ BEGIN
         END IF;
         v_int := NOT v_int;
         SELECT t.base_offset, t.end_offset, t.created_at INTO v_b, v_end, v_ts
-        FROM queen.log_txns t WHERE t.partition_id = p_pid AND t.base_offset <= v_mid
+        FROM queen.log_segments t WHERE t.partition_id = p_pid AND t.base_offset <= v_mid
         ORDER BY t.base_offset DESC LIMIT 1;
         IF v_ts < p_ts OR (p_incl AND v_ts = p_ts) THEN
             v_lo := GREATEST(v_mid, LEAST(v_end, v_hi - 1)); -- the whole row qualifies
@@ -183,7 +186,7 @@ BEGIN
 END;
 $$;
 
--- One listing row step: the newest log_txns row of partition p_pid with base_offset below p_below (inclusive when
+-- One listing row step: the newest txns row of partition p_pid with base_offset below p_below (inclusive when
 -- p_incl), stamped before p_to and before the cursor (p_cts, p_cpid, p_coff), with top = its last frame before the
 -- cursor and nq = its frames up to top; no row when that row is stamped before p_from (created_at never decreases
 -- with the offset, so every older row is too: the walk ends there). Inlined into the walk of _msg_page_rows.
@@ -194,10 +197,10 @@ LANGUAGE sql STABLE
 AS $$
     SELECT r.base_offset, r.created_at, r.top, r.top - r.base_offset + 1
     FROM (
-        SELECT t.base_offset, t.created_at,
+        SELECT t.base_offset, t.created_at, t.hashes IS NOT NULL AS txn,
                CASE WHEN t.created_at = p_cts AND p_pid = p_cpid THEN LEAST(t.end_offset, p_coff - 1)
                     ELSE t.end_offset END AS top
-        FROM queen.log_txns t
+        FROM queen.log_segments t
         WHERE t.partition_id = p_pid
           AND t.base_offset <= p_below AND (p_incl OR t.base_offset < p_below)
           AND t.created_at < p_to
@@ -207,6 +210,7 @@ AS $$
         LIMIT 1
     ) r
     WHERE r.created_at >= p_from
+      AND r.txn   -- below txns_start the hashes are purged (NULL) in every older row too: the walk ends there as well
 $$;
 
 -- ---------------------------------------------------------------------------------------------------------------------
@@ -214,13 +218,13 @@ $$;
 -- ---------------------------------------------------------------------------------------------------------------------
 
 -- Filter (all optional strings): queue, partition, namespace (alias ns), task, status, from, to, limit (200),
--- offset (0), cursor. Window on log_txns.created_at: [from (default now-1h), to (default minute(now)+1min)).
+-- offset (0), cursor. Window on the txns rows' created_at: [from (default now-1h), to (default minute(now)+1min)).
 -- Order: created_at DESC, partition_id ASC, offset DESC (= created_at DESC, offset DESC inside a partition; a txns
 -- row's frames stay contiguous; partition_id only breaks exact-microsecond ties across partitions).
 -- With "cursor" the offset is ignored and rows strictly after the cursor position are returned. nextCursor encodes
 -- the page's last row when the page is full, else null. Bad from/to/cursor -> {"error": ...}.
 -- Work is bounded per candidate partition: at most (offset+limit) newest qualifying frames each, read newest-first
--- off the log_txns PK (the status filter is applied per frame inside that scan, so the bound holds with it too). An
+-- off the log_segments PK (the status filter is applied per frame inside that scan, so the bound holds with it too). An
 -- explicit "to" and a cursor become the offset where that scan starts (queen._msg_txn_upto), and the first row
 -- before "from" ends it, so rows outside the window are not walked.
 -- One small statement per page kind (issue 23: planning one statement that covered every kind, on every call, cost
@@ -411,8 +415,10 @@ BEGIN
             SELECT t.base_offset, t.created_at, t.base_offset + g.i AS off
             FROM (
                 SELECT t0.base_offset, t0.end_offset, t0.created_at
-                FROM queen.log_txns t0
+                FROM queen.log_segments t0
                 WHERE t0.partition_id = c.pid
+                  -- txns rows only (hashes kept): an index bound
+                  AND t0.base_offset >= (SELECT p.txns_start FROM queen.log_partitions p WHERE p.id = c.pid)
                   -- completed: the scan starts at thr (an index bound: p_status is a constant in the plan)
                   AND t0.base_offset <= CASE WHEN p_status = 'completed' THEN LEAST(c.hi, c.thr) ELSE c.hi END
                   AND t0.created_at < p_to
@@ -468,13 +474,13 @@ BEGIN
                 ORDER BY d0."offset" DESC
             ) d
             CROSS JOIN LATERAL (
-                SELECT t1.base_offset, t1.end_offset, t1.created_at
-                FROM queen.log_txns t1
+                SELECT t1.base_offset, t1.end_offset, t1.created_at, t1.hashes IS NOT NULL AS txn
+                FROM queen.log_segments t1
                 WHERE t1.partition_id = c.pid AND t1.base_offset <= d.off
                 ORDER BY t1.base_offset DESC
                 LIMIT 1
             ) t
-            WHERE t.end_offset >= d.off AND t.base_offset <= c.hi
+            WHERE t.end_offset >= d.off AND t.txn AND t.base_offset <= c.hi
               AND t.created_at >= p_from AND t.created_at < p_to
               AND (p_cts IS NULL OR t.created_at < p_cts
                    OR (t.created_at = p_cts AND (c.pid > p_cpid OR (c.pid = p_cpid AND d.off < p_coff))))
@@ -528,7 +534,7 @@ BEGIN
             -- probed by both key columns from the page's row: joined as a relation, the planner may reach it through
             -- the partition (same partition_id) and read the partition's every row per message when its statistics
             -- say the table is small
-            SELECT t0.hashes FROM queen.log_txns t0
+            SELECT t0.hashes FROM queen.log_segments t0
             WHERE t0.partition_id = r.pid AND t0.base_offset = r.base_offset
             OFFSET 0
         ) t
@@ -615,7 +621,8 @@ $$;
 -- ---------------------------------------------------------------------------------------------------------------------
 
 -- p_hash: xxh3-128 of the transaction id (16 bytes, computed by the broker). p_offset: an offset the broker resolved
--- itself (purged-txns fallback scan); NULL -> the newest occurrence of p_hash in the partition's log_txns.
+-- itself (purged-txns fallback scan); NULL -> the newest occurrence of p_hash in the partition's txns rows (the
+-- segment rows at or past txns_start).
 --   partition missing / not the tenant's -> {"found":false,"partitionExists":false}
 --   nothing resolved                      -> {"found":false,"partitionExists":true}
 --   else the detail (ENGINE §8.2); "segment" is the covering segment or null when retention deleted it.
@@ -636,7 +643,7 @@ DECLARE
     v_groups jsonb;
     v_status text;
 BEGIN
-    SELECT p.id, p.name AS pname, p.last_offset, q.*
+    SELECT p.id, p.name AS pname, p.last_offset, p.txns_start, q.*
     INTO v_p
     FROM queen.log_partitions p
     JOIN queen.queues q ON q.id = p.queue_id
@@ -651,9 +658,9 @@ BEGIN
         END IF;
     ELSIF p_hash IS NOT NULL AND octet_length(p_hash) = 16 THEN
         SELECT t.base_offset + h.idx INTO v_off
-        FROM queen.log_txns t
+        FROM queen.log_segments t
         CROSS JOIN LATERAL queen.log_unnest_hashes(t.hashes) h
-        WHERE t.partition_id = p_pid AND h.h = p_hash
+        WHERE t.partition_id = p_pid AND t.base_offset >= v_p.txns_start AND h.h = p_hash
         ORDER BY t.base_offset DESC, h.idx DESC
         LIMIT 1;
     END IF;
@@ -733,7 +740,8 @@ BEGIN
 END;
 $$;
 
--- Segments of a partition with base_offset < p_before (NULL = no bound), newest first, at most p_limit rows.
+-- Segments of a partition with base_offset < p_before (NULL = no bound), newest first, at most p_limit rows; only
+-- those with their payload (from log_start on: the rows below are slim, R__80).
 -- The broker pages through up to 5000 of them for the purged-txns fallback scan (it decodes; SQL does not).
 CREATE OR REPLACE FUNCTION queen.log_segments_newest(p_pid uuid, p_before bigint, p_limit integer)
 RETURNS TABLE (base_offset bigint, end_offset bigint, created_at timestamptz, blob bytea)
@@ -742,13 +750,15 @@ AS $$
     SELECT s.base_offset, s.end_offset, s.created_at, s.blob
     FROM queen.log_segments s
     WHERE s.partition_id = p_pid
+      AND s.base_offset >= (SELECT p.log_start FROM queen.log_partitions p WHERE p.id = p_pid)
       AND (p_before IS NULL OR s.base_offset < p_before)
+      AND octet_length(s.blob) > 0
     ORDER BY s.base_offset DESC
     LIMIT GREATEST(COALESCE(p_limit, 100), 0)
 $$;
 
 -- The stored segments at the given (partition, base_offset) pairs (p_pids[i], p_bases[i]); pairs with no segment
--- (retention deleted it) yield no row. One round trip for all the covering segments of a listing page.
+-- (retention deleted it) or a slim one (retention took its payload) yield no row. One round trip for all the covering segments of a listing page.
 CREATE OR REPLACE FUNCTION queen.log_segments_of(p_pids uuid[], p_bases bigint[])
 RETURNS TABLE (partition_id uuid, base_offset bigint, blob bytea)
 LANGUAGE sql STABLE
@@ -756,4 +766,5 @@ AS $$
     SELECT s.partition_id, s.base_offset, s.blob
     FROM unnest(p_pids, p_bases) AS k(pid, base)
     JOIN queen.log_segments s ON s.partition_id = k.pid AND s.base_offset = k.base
+    WHERE octet_length(s.blob) > 0
 $$;

@@ -125,6 +125,7 @@ AS $$
     LEFT JOIN LATERAL (
         SELECT s0.base_offset, s0.created_at FROM queen.log_segments s0
         WHERE s0.partition_id = p.id AND s0.end_offset >= p.log_start
+          AND s0.base_offset >= p.log_start   -- an index bound past the slim rows (R__80); log_start is a segment base
           AND s0.created_at >= (e.v ->> 'timestamp')::timestamptz
         ORDER BY s0.base_offset LIMIT 1) s ON true
 $$;
@@ -175,6 +176,7 @@ BEGIN
               AND s.base_offset >= COALESCE((SELECT s0.base_offset FROM queen.log_segments s0
                                              WHERE s0.partition_id = v_p.id AND s0.base_offset <= v_off
                                              ORDER BY s0.base_offset DESC LIMIT 1), v_off)
+              AND octet_length(s.blob) > 0   -- not a row retention slimmed since log_start was read (R__80)
             ORDER BY s.base_offset
         LOOP
             EXIT WHEN v_any AND (v_used + octet_length(v_s.bl) > v_max OR octet_length(v_s.bl) > v_left);

@@ -231,6 +231,7 @@ AS $$
             LEFT JOIN queen.log_partitions p ON p.queue_id = q.id
             LEFT JOIN queen.log_consumers c ON c.partition_id = p.id AND c.consumer_group = '__QUEUE_MODE__'
             LEFT JOIN LATERAL (SELECT sg.created_at FROM queen.log_segments sg WHERE sg.partition_id = p.id
+                                 AND sg.base_offset >= p.log_start   -- not a slim row (R__80)
                                  AND sg.end_offset > COALESCE(c.committed, -1) ORDER BY sg.base_offset LIMIT 1) s ON true
            GROUP BY q.id, q.name) pq
    GROUP BY pq.name ORDER BY pq.name LIMIT p_limit

@@ -113,7 +113,7 @@ class ArchitectureTest {
    * Tables whose SQL lives only in the procedures of the sql module's R__*.sql files: no Java class holds it, Java calls
    * {@code queen.<function>(...)}. docs/ARCHITECTURE.md ("Who owns each table") names the procedure families.
    */
-  static final Set<String> PROCEDURE_TABLES = Set.of("queues", "log_partitions", "log_segments", "log_txns",
+  static final Set<String> PROCEDURE_TABLES = Set.of("queues", "log_partitions", "log_segments",
       "log_consumers", "log_dlq", "consumer_groups_metadata", "consumer_watermarks", "retention_history",
       "maintenance_leases", "stats_node_minute", "stats_queue_minute", "stats_node_totals", "message_traces",
       "message_trace_names", "kv_entries", "kv_lock_fences", "timers");

@@ -16,7 +16,7 @@ import java.util.Objects;
  * <p>Invariants:
  * <ul>
  *   <li>{@code of(id)} is XXH3-128, seed 0, of {@code id}'s UTF-8 bytes, written as a big-endian u128 (the canonical
- *       XXH128 form, high 64 bits first), so it equals what Queen stores in {@code log_txns.hashes} byte for byte.
+ *       XXH128 form, high 64 bits first), so it equals what Queen stores in {@code log_txns.hashes} byte for byte (ours: {@code log_segments.hashes}).
  *       It always has {@link #BYTES} bytes.</li>
  *   <li>A hash blob ({@link #concat}) is 16 bytes per frame, in frame order, with nothing in between.</li>
  * </ul>

@@ -101,7 +101,7 @@ public final class PushProcedures {
     });
   }
 
-  /** Up to {@code rows} log_txns rows of the partition after {@code after} up to {@code upto} (R__20_push.sql). */
+  /** Up to {@code rows} segments' hashes of the partition after {@code after} up to {@code upto} (R__20_push.sql). */
   public Future<List<TxnRow>> dedupTxns(UUID pid, long after, long upto, Integer windowSeconds, int rows) {
     return sql.preparedQuery(DEDUP_TXNS).execute(Tuple.of(pid, after, upto, windowSeconds, rows)).map(rs -> {
       List<TxnRow> out = new ArrayList<>(rs.size());

@@ -21,7 +21,7 @@ import java.util.UUID;
  *
  * <p>Coverage is contiguous: {@code coveredTo} is the highest offset below which every hash still inside the dedup
  * window is known. Segments written here beyond a gap (another node, a transaction, a DLQ move wrote in between) are
- * remembered in {@code ahead} until the gap is filled from {@code log_txns}. Fingerprints older than the window are
+ * remembered in {@code ahead} until the gap is filled from the segments' hashes. Fingerprints older than the window are
  * dropped a generation at a time, by the database's own timestamps.
  *
  * <p>Used only from the log writer's event-loop context: no locks.
@@ -32,7 +32,7 @@ final class DedupCache {
     static final Claim NONE = new Claim(-1, null);
   }
 
-  /** One row of {@code log_txns}: a segment's offsets, its packed hashes and its timestamp in µs since the epoch. */
+  /** One segment's hashes (log_segments.hashes): its offsets, packed hashes and timestamp in µs since the epoch. */
   record TxnRow(long baseOffset, long endOffset, byte[] hashes, long createdMicros) {}
 
   /** What the caller must do after {@link #written}. */
@@ -115,7 +115,7 @@ final class DedupCache {
   }
 
   /**
-   * A warm-up read of the partition: its {@code last_offset}, then every {@code log_txns} row at or below it still
+   * A warm-up read of the partition: its {@code last_offset}, then every segment's hashes at or below it still
    * inside the window (read in pages after it), so every in-window hash at or below {@code lastOffset} is among
    * {@code rows}.
    */
@@ -137,9 +137,9 @@ final class DedupCache {
   }
 
   /**
-   * Rows of {@code log_txns} with {@code base_offset > from}, in offset order, read in one statement. Offsets commit
-   * in order per partition, so they are a prefix of what follows {@code from}; a row that is missing was purged, and
-   * a purged row is older than any dedup window. Returns whether a gap remains.
+   * The segments' hashes with {@code base_offset > from}, in offset order, read in one statement. Offsets commit
+   * in order per partition, so they are a prefix of what follows {@code from}; hashes that are missing were purged,
+   * and purged hashes are older than any dedup window. Returns whether a gap remains.
    */
   boolean filled(PartitionKey key, UUID pid, long from, List<TxnRow> rows) {
     Entry e = entries.get(key);

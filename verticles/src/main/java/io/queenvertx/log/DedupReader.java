@@ -26,14 +26,14 @@ import org.slf4j.LoggerFactory;
  */
 final class DedupReader {
   private static final Logger log = LoggerFactory.getLogger(LogWriterVerticle.class);
-  /** A warm-up reads the window's log_txns rows in pages of this many; it gives up past WARM_MAX_ROWS rows. */
+  /** A warm-up reads the window's segment hashes in pages of this many rows; it gives up past WARM_MAX_ROWS. */
   static final int WARM_PAGE_ROWS = 4096;
   static final int WARM_MAX_ROWS = 1_000_000;
   static final int FILL_ROWS = 512;
   /** A partition whose window is too big to cache is probed in full for this long before another warm-up. */
   static final long SKIP_MS = 60_000;
   // A warm-up starts from the partition's last offset and dedup window (DedupCache#warmed), then reads every
-  // log_txns row at or below that offset still inside the window, in offset order, a page at a time; a gap fill
+  // segment's hashes at or below that offset still inside the window, in offset order, a page at a time; a gap fill
   // reads the rows after an offset with no upper bound and no window (R__20_push.sql).
   private final PushProcedures pushes;
   private final SegmentProcedures segments;

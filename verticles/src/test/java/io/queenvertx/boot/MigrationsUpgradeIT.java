@@ -8,6 +8,7 @@ import io.queenvertx.codec.Segment;
 import io.queenvertx.codec.TxnHash;
 import io.queenvertx.testing.TestDatabase;
 import io.queenvertx.testing.TestNode;
+import io.queenvertx.testing.Wire;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.nio.charset.StandardCharsets;
@@ -35,8 +36,18 @@ import org.junit.jupiter.api.Test;
 class MigrationsUpgradeIT {
   private static final String TENANT = "00000000-0000-0000-0000-000000000001";
   private static final String QUEUE = "upgrade-q";
-  private static final List<String> TABLES = List.of("queues", "log_partitions", "log_segments", "log_txns",
-      "log_consumers", "log_dlq", "consumer_groups_metadata", "consumer_watermarks");
+  /** A second queue: r0's payload taken by retention before the upgrade, r1 live. */
+  private static final String RETAINED = "upgrade-r";
+  private static final List<String> TABLES = List.of("queues", "log_partitions", "log_consumers", "log_dlq",
+      "consumer_groups_metadata", "consumer_watermarks");
+  /** The segments' payloads: log_segments without the hashes V22 added, and without the rows that have no payload. */
+  private static final String PAYLOADS = "(SELECT partition_id, base_offset, end_offset, created_at, blob "
+      + "FROM queen.log_segments WHERE octet_length(blob) > 0)";
+  /** The hashes: log_txns before V22, the segment rows' hashes after it. */
+  private static final String HASHES_BEFORE = "(SELECT partition_id, base_offset, end_offset, created_at, hashes "
+      + "FROM queen.log_txns)";
+  private static final String HASHES_AFTER = "(SELECT partition_id, base_offset, end_offset, created_at, hashes "
+      + "FROM queen.log_segments WHERE hashes IS NOT NULL)";
 
   @Test
   void aDatabaseOfTheOldMigrationsUpgradesWithEveryMessageCursorLeaseAndDeadLetterIntact() throws Exception {
@@ -71,13 +82,32 @@ class MigrationsUpgradeIT {
           + hex(TxnHash.of("m0")) + "], ARRAY['dlq'])->>'dlq'")).isEqualTo("true");
       assertThat(query(c, "SELECT queen.log_dlq_head_v1('" + pid + "', 'g-dlq', 'w-dlq', 0, gen_random_uuid(), 'm0', "
           + "'{\"n\":0}', 'poison')->>'ok'")).isEqualTo("true");
+      // queue RETAINED: r0's payload taken by retention while its hashes stay (the old schema kept the log_txns row)
+      for (String txn : List.of("r0", "r1")) {
+        byte[] blob = Segment.pack(List.of(Frame.of(UUID.randomUUID(), txn, "{}".getBytes(StandardCharsets.UTF_8))));
+        assertThat(query(c, "SELECT queen.log_push_v1(NULL, '" + RETAINED + "', 'p2', 1, " + hex(TxnHash.of(txn))
+            + ", " + hex(blob) + ")->>'status'")).isEqualTo("queued");
+      }
+      query(c, "WITH d AS (DELETE FROM queen.log_segments s USING queen.log_partitions p, queen.queues q "
+          + "WHERE p.id = s.partition_id AND q.id = p.queue_id AND q.name = '" + RETAINED + "' AND p.name = 'p2' "
+          + "AND s.base_offset = 0 RETURNING s.partition_id) "
+          + "UPDATE queen.log_partitions p SET log_start = 1 FROM d WHERE p.id = d.partition_id RETURNING p.id");
     }
     Map<String, String> before = snapshot(db);
+    before.put("payloads", digest(db, PAYLOADS));
+    before.put("hashes", digest(db, HASHES_BEFORE));
     assertThat(before.get("log_dlq")).as("a dead letter exists").isNotEqualTo(snapshotOfNothing(db));
 
     Migrations.apply(db);
 
-    assertThat(snapshot(db)).as("every row of every table").isEqualTo(before);
+    Map<String, String> after = snapshot(db);
+    after.put("payloads", digest(db, PAYLOADS));
+    after.put("hashes", digest(db, HASHES_AFTER));
+    assertThat(after).as("every row of every table; the hashes moved from log_txns to the segment rows")
+        .isEqualTo(before);
+    assertThat(TestDatabase.queryLong(db, "SELECT count(*) FROM queen.log_segments WHERE octet_length(blob) = 0"))
+        .as("r0, whose payload retention took, is a slim row").isEqualTo(1);
+    assertThat(TestDatabase.queryString(db, "SELECT to_regclass('queen.log_txns')::text")).isNull();
     assertThat(TestDatabase.queryLong(db, "SELECT count(*) FROM queen.schema_history WHERE NOT success")).isZero();
     assertThat(TestDatabase.queryString(db, "SELECT max(version::int)::text FROM queen.schema_history "
         + "WHERE version IS NOT NULL")).isEqualTo(latestVersion());
@@ -109,6 +139,26 @@ class MigrationsUpgradeIT {
       JsonObject dlq = node.get("/api/v1/dlq?queue=" + QUEUE).json();
       assertThat(dlq.getInteger("total")).as(dlq.encode()).isEqualTo(1);
       assertThat(dlq.getJsonArray("messages").getJsonObject(0).getString("transactionId")).isEqualTo("m0");
+      // dedup survives the upgrade: messages pushed before it, the one without a payload too, are still refused
+      for (String[] dup : new String[][] {{QUEUE, "p1", "m3"}, {RETAINED, "p2", "r0"}, {RETAINED, "p2", "r1"}}) {
+        var again = Wire.push(node, Wire.item(dup[0], dup[1], new JsonObject(), dup[2]));
+        assertThat(again.status()).as(again.body()).isEqualTo(201);
+        assertThat(again.array().getJsonObject(0).getString("status")).as(dup[2]).isEqualTo("duplicate");
+      }
+      // p2 serves r1 only (r0 has no payload), and r1 acks by transactionId
+      var p2 = node.get("/api/v1/pop/queue/" + RETAINED
+          + "/partition/p2?batch=10&consumerGroup=g-p2&subscriptionMode=all");
+      assertThat(p2.status()).as(p2.body()).isEqualTo(200);
+      JsonArray p2msgs = p2.json().getJsonArray("messages");
+      assertThat(p2msgs).hasSize(1);
+      JsonObject r1 = p2msgs.getJsonObject(0);
+      assertThat(r1.getString("transactionId")).isEqualTo("r1");
+      var ackR1 = node.post("/api/v1/ack", new JsonObject().put("transactionId", "r1")
+          .put("partitionId", r1.getString("partitionId")).put("leaseId", r1.getString("leaseId"))
+          .put("consumerGroup", "g-p2").put("status", "completed"));
+      assertThat(ackR1.status()).as(ackR1.body()).isEqualTo(200);
+      assertThat(TestDatabase.queryLong(db, "SELECT committed FROM queen.log_consumers WHERE partition_id = '"
+          + r1.getString("partitionId") + "' AND consumer_group = 'g-p2'")).isEqualTo(1);
     }
   }
 
@@ -146,11 +196,14 @@ class MigrationsUpgradeIT {
   /** A digest of every row of every table that holds messages, cursors, leases or dead letters. */
   private static Map<String, String> snapshot(Config.Database db) {
     Map<String, String> out = new LinkedHashMap<>();
-    for (String t : TABLES) {
-      out.put(t, TestDatabase.queryString(db, "SELECT count(*) || ':' || COALESCE(md5(string_agg(t::text, '|' "
-          + "ORDER BY t::text)), '') FROM queen." + t + " t"));
-    }
+    for (String t : TABLES) out.put(t, digest(db, "queen." + t));
     return out;
+  }
+
+  /** Row count and digest of a table or a parenthesised query. */
+  private static String digest(Config.Database db, String relation) {
+    return TestDatabase.queryString(db, "SELECT count(*) || ':' || COALESCE(md5(string_agg(t::text, '|' "
+        + "ORDER BY t::text)), '') FROM " + relation + " t");
   }
 
   /** The highest versioned migration of the build (the sql module's folder), e.g. "16". */

@@ -33,13 +33,11 @@ class OwnerProceduresIT {
     c = SqlSession.fresh();
     pid = UUID.fromString(c.text("SELECT queen._log_ensure_partition('" + TENANT + "', 'owner-procs', 'p0')"));
     c.exec("UPDATE queen.queues SET dedup_window_seconds = 600 WHERE name = 'owner-procs'");
-    // offsets 0..9 in five segments of two; the txn rows of 0 and 2 are older than the window
+    // offsets 0..9 in five segments of two; the rows (and hashes) of 0 and 2 are older than the window
     for (int base = 0; base < 10; base += 2) {
       String at = base < 4 ? "now() - interval '2 hours'" : "now()";
-      c.exec("INSERT INTO queen.log_segments(partition_id, base_offset, end_offset, blob) VALUES ('" + pid + "', "
-          + base + ", " + (base + 1) + ", '\\x0" + base + "')");
-      c.exec("INSERT INTO queen.log_txns(partition_id, base_offset, end_offset, created_at, hashes) VALUES ('" + pid
-          + "', " + base + ", " + (base + 1) + ", " + at + ", '\\x00')");
+      c.exec("INSERT INTO queen.log_segments(partition_id, base_offset, end_offset, created_at, blob, hashes) VALUES ('"
+          + pid + "', " + base + ", " + (base + 1) + ", " + at + ", '\\x0" + base + "', '\\x00')");
     }
     c.exec("UPDATE queen.log_partitions SET last_offset = 9 WHERE id = '" + pid + "'");
   }

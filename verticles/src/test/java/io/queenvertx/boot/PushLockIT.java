@@ -186,8 +186,10 @@ class PushLockIT {
     assertThat(errors).as("no call failed (a deadlock would be SQLSTATE 40P01)").isEmpty();
 
     try (Connection c = connect(db); Statement st = c.createStatement()) {
-      // every segment starts one after the previous one's end, from 0 to the partition's last_offset; log_txns alike
-      for (String table : List.of("log_segments", "log_txns")) {
+      // every segment starts one after the previous one's end, from 0 to the partition's last_offset; each has hashes
+      assertThat(column(st, "SELECT count(*) FROM queen.log_segments t WHERE t.hashes IS NULL "
+          + "AND t.partition_id = ANY (ARRAY['" + String.join("','", pids) + "']::uuid[])")).containsExactly("0");
+      for (String table : List.of("log_segments")) {
         assertThat(column(st, "SELECT s.partition_id || ' at ' || s.base_offset FROM (SELECT t.partition_id, "
             + "t.base_offset, lag(t.end_offset) OVER w AS prev, row_number() OVER w AS rn FROM queen." + table + " t "
             + "WHERE t.partition_id = ANY (ARRAY['" + String.join("','", pids) + "']::uuid[]) "

@@ -104,7 +104,7 @@ class DedupCacheIT {
   void aWarmUpReadsAWindowOfMoreSegmentsThanOnePage() {
     String q = Wire.queue("dc-warm-big");
     pushQueued(a, q, "p", new JsonObject().put("i", 0), "early-0");
-    // 5,000 one-frame segments written straight through SQL: more log_txns rows than one warm-up page (4,096). The
+    // 5,000 one-frame segments written straight through SQL: more hashed segment rows than one warm-up page (4,096). The
     // promise past the top offset keeps SQL from probing 5,000 times; the hashes are distinct md5 values.
     int n = 5000;
     TestDatabase.execute(Wire.db(), "SELECT count(*) FROM queen.log_push_multi(array_fill('" + TENANT

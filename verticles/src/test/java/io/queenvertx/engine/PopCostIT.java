@@ -95,13 +95,13 @@ class PopCostIT {
       try (Connection c = DriverManager.getConnection(
           "jdbc:postgresql://" + db.host() + ":" + db.port() + "/" + db.database(), db.user(), db.password());
            var st = c.createStatement()) {
-        // A deep backlog of one-frame pushes (one log_txns row each); the frame at offset o carries hash o.
+        // A deep backlog of one-frame pushes (one segment row each); the frame at offset o carries hash o.
         st.execute("SELECT queen.log_push(NULL, '" + q + "', 'deep', 1, decode(lpad(to_hex(g), 32, '0'), 'hex'), "
             + "'\\x00'::bytea) FROM generate_series(0, 2000) g");
         // Many queues of the same tenant: a pop naming one must not read them all.
         st.execute("INSERT INTO queen.queues (tenant_id, name) SELECT '00000000-0000-0000-0000-000000000001', "
             + "'" + q + "-other-' || g FROM generate_series(1, 2000) g");
-        st.execute("ANALYZE queen.log_txns");
+        st.execute("ANALYZE queen.log_segments");
         st.execute("ANALYZE queen.queues");
         c.setAutoCommit(false);
         for (int i = 0; i < 12; i++) {
@@ -117,14 +117,14 @@ class PopCostIT {
           // The claim reads the head segment with its blob: a one-slice pop does not fetch the segment again.
           assertThat(scans(st, "log_segments_pkey") - segmentScansBefore).as("segment index scans of pop %d", i)
               .isEqualTo(1);
-          long txnsBefore = blocks(st, "log_txns");
+          long txnsBefore = blocks(st, "log_segments");
           try (var rs = st.executeQuery("SELECT queen.log_ack(NULL, (SELECT p.id FROM queen.log_partitions p "
               + "JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = '" + q + "' AND p.name = 'deep'), 'g', 'w', "
               + "ARRAY[decode(lpad(to_hex(" + off + "), 32, '0'), 'hex')], ARRAY['completed'])->>'committed'")) {
             rs.next();
             assertThat(rs.getLong(1)).as("ack %d advances the cursor to the acked offset", i).isEqualTo(off);
           }
-          assertThat(blocks(st, "log_txns") - txnsBefore).as("log_txns blocks read by ack %d", i).isLessThan(15);
+          assertThat(blocks(st, "log_segments") - txnsBefore).as("log_segments blocks read by ack %d", i).isLessThan(15);
         }
         c.rollback();
       }

@@ -213,7 +213,7 @@ class PushIT {
     assertThat(b.getString("message_id")).isNotEqualTo(a.getString("message_id"));
     String pid = Wire.partitionId(q, "Default");
     assertThat(Wire.frames(pid)).isEqualTo(2);
-    assertThat(Wire.txnRows(pid)).as("log_txns is written for every push, dedup on or off").isEqualTo(2);
+    assertThat(Wire.txnRows(pid)).as("the hashes are written for every push, dedup on or off").isEqualTo(2);
   }
 
   // ---- fusion ----------------------------------------------------------------------------------------------------

@@ -48,8 +48,16 @@ class RetentionIT {
         + "queen.log_segments WHERE partition_id = '" + pid + "') WHERE id = '" + pid + "'");
   }
 
+  /** Segments that still hold their payload (a slim row, whose payload retention took, keeps only its hashes). */
   static long segments(String pid) {
-    return TestDatabase.queryLong(db, "SELECT count(*) FROM queen.log_segments WHERE partition_id = '" + pid + "'");
+    return TestDatabase.queryLong(db, "SELECT count(*) FROM queen.log_segments WHERE partition_id = '" + pid
+        + "' AND octet_length(blob) > 0");
+  }
+
+  /** Segment rows whose hashes are kept (dedup and ack resolution read them). */
+  static long hashed(String pid) {
+    return TestDatabase.queryLong(db, "SELECT count(*) FROM queen.log_segments WHERE partition_id = '" + pid
+        + "' AND hashes IS NOT NULL");
   }
 
   @Test
@@ -67,6 +75,9 @@ class RetentionIT {
     assertThat(pop.json().getJsonArray("messages").getJsonObject(0).getString("transactionId")).isEqualTo("a2");
     assertThat(TestDatabase.queryLong(db, "SELECT count(*) FROM queen.retention_history WHERE partition_id = '"
         + pid + "' AND retention_type = 'retention'")).isEqualTo(1);
+    // a1's payload is gone, its hash is not (inside the dedup window): pushing a1 again is still a duplicate
+    assertThat(push(q, "a1").array().getJsonObject(0).getString("status")).isEqualTo("duplicate");
+    assertThat(hashed(pid)).isEqualTo(2);
   }
 
   @Test
@@ -83,7 +94,7 @@ class RetentionIT {
     age(pid, 1, 120);
     Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> segments(pid) == 1);
     assertThat(TestDatabase.queryLong(db, "SELECT min(base_offset) FROM queen.log_segments WHERE partition_id = '"
-        + pid + "'")).isEqualTo(1);
+        + pid + "' AND octet_length(blob) > 0")).isEqualTo(1);
   }
 
   @Test
@@ -119,16 +130,15 @@ class RetentionIT {
     configure(q, new JsonObject().put("dedupWindowSeconds", 60));
     String pid = pid(push(q, "x1"));
     assertThat(push(q, "x1").array().getJsonObject(0).getString("status")).isEqualTo("duplicate");
-    TestDatabase.execute(db, "UPDATE queen.log_txns SET created_at = created_at - interval '2 hours' "
+    TestDatabase.execute(db, "UPDATE queen.log_segments SET created_at = created_at - interval '2 hours' "
         + "WHERE partition_id = '" + pid + "'");
     TestDatabase.execute(db, "UPDATE queen.log_partitions SET oldest_txn_at = oldest_txn_at - interval '2 hours' "
         + "WHERE id = '" + pid + "'");
-    Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> TestDatabase.queryLong(db,
-        "SELECT count(*) FROM queen.log_txns WHERE partition_id = '" + pid + "'") == 0);
+    Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> hashed(pid) == 0);
     assertThat(TestDatabase.queryLong(db, "SELECT txns_start FROM queen.log_partitions WHERE id = '" + pid + "'"))
         .isEqualTo(1);
     assertThat(push(q, "x1").array().getJsonObject(0).getString("status")).isEqualTo("queued");
-    // the segment itself is still there: only the listing/dedup sidecar expired
+    // the segment itself is still there (payload kept): only its hashes, for the listing and dedup, expired
     assertThat(segments(pid)).isEqualTo(2);
   }
 

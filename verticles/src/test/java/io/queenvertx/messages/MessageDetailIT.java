@@ -180,12 +180,11 @@ class MessageDetailIT {
   }
 
   @Test
-  void aMessageWhoseCoveringSegmentWasDeletedIs404() {
+  void aMessageWhosePayloadRetentionTookIs404() {
     String q = Wire.queue("detail-seg-gone");
     String pid = Wire.pushToDefault(node, q, 1, "sg-1");
-    Wire.execute("DELETE FROM queen.log_segments WHERE partition_id = '" + pid + "'");
-    assertThat(Wire.count("SELECT count(*) FROM queen.log_txns WHERE partition_id = '" + pid + "'"))
-        .as("precondition: the position still resolves").isEqualTo(1);
+    Wire.slimBelow(pid, Long.MAX_VALUE);
+    assertThat(Wire.txnRows(pid)).as("precondition: the position still resolves").isEqualTo(1);
     assertNotFound(detail(pid, "sg-1"), "deleted covering segment");
   }
 
@@ -198,7 +197,7 @@ class MessageDetailIT {
         item(q, null, new JsonObject().put("n", 1), "sc-1")));
     Wire.pushAll(node, NONE, List.of(item(q, null, new JsonObject().put("n", 2), "sc-2")));
     String pid = Wire.partitionId(q, "Default");
-    Wire.execute("DELETE FROM queen.log_txns WHERE partition_id = '" + pid + "'");
+    Wire.purgeHashesBelow(pid, Long.MAX_VALUE);
     JsonObject d = detailOk(pid, "sc-1");
     assertThat(d.getString("transactionId")).isEqualTo("sc-1");
     assertThat(d.getString("id")).isEqualTo(first.getJsonObject(1).getString("message_id"));
@@ -224,7 +223,7 @@ class MessageDetailIT {
     String q = Wire.queue("detail-corrupt-scan");
     String pid = Wire.pushToDefault(node, q, 1, "crs-1");
     Wire.execute("UPDATE queen.log_segments SET blob = '\\x00'::bytea WHERE partition_id = '" + pid + "'");
-    Wire.execute("DELETE FROM queen.log_txns WHERE partition_id = '" + pid + "'");
+    Wire.purgeHashesBelow(pid, Long.MAX_VALUE);
     Reply r = detail(pid, "crs-1");
     assertThat(r.status()).as("corrupt blob, txns row purged: %s", r.body()).isEqualTo(500);
     assertThat(r.json()).isEqualTo(io.queenvertx.testing.Wire.error(500, "frame decode failed"));

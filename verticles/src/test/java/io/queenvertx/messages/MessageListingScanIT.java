@@ -36,7 +36,7 @@ class MessageListingScanIT {
     for (int i = 0; i < ROWS; i++) Wire.pushOne(node, q, null, new JsonObject().put("i", i), "m-" + i);
     pid = Wire.partitionId(q, "Default");
     assertThat(Wire.txnRows(pid)).as("precondition: one txns row per message").isEqualTo(ROWS);
-    Wire.execute("ANALYZE queen.log_txns, queen.log_partitions, queen.queues"); // as autovacuum would
+    Wire.execute("ANALYZE queen.log_segments, queen.log_partitions, queen.queues"); // as autovacuum would
   }
 
   /**
@@ -68,12 +68,12 @@ class MessageListingScanIT {
   /** The created_at of the txns row at {@code offset}, as an ISO timestamp with microseconds. */
   static String createdAt(int offset) {
     return TestDatabase.queryString(Wire.db(), "SELECT to_char(created_at AT TIME ZONE 'UTC', "
-        + "'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') FROM queen.log_txns WHERE partition_id = '" + pid
+        + "'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') FROM queen.log_segments WHERE partition_id = '" + pid
         + "' AND base_offset = " + offset);
   }
 
   /**
-   * log_txns rows the listing procedure fetched for {@code filter}, from its transaction's statistics. Sequential and
+   * Segment rows the listing procedure fetched for {@code filter}, from its transaction's statistics. Sequential and
    * bitmap scans, hash and merge joins are off in that session: on a table this small the planner would read all of
    * it either way, while on a big one it walks the primary key and probes it per row, as here, and the offset bounds
    * decide how far the walk goes.
@@ -82,7 +82,7 @@ class MessageListingScanIT {
     String call = "SELECT queen.list_messages(NULL, '" + filter.encode().replace("'", "''") + "'::jsonb)::text";
     List<String> out = TestDatabase.inTransaction(Wire.db(), "SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_hashjoin = off; SET enable_mergejoin = off",
         List.of(call, "SELECT COALESCE(idx_tup_fetch, 0) + COALESCE(seq_tup_read, 0) FROM pg_stat_xact_user_tables "
-            + "WHERE relid = 'queen.log_txns'::regclass"),
+            + "WHERE relid = 'queen.log_segments'::regclass"),
         "SELECT 1");
     assertThat(new JsonObject(out.get(0)).containsKey("messages")).as("listing %s", out.get(0)).isTrue();
     return Long.parseLong(out.get(1));

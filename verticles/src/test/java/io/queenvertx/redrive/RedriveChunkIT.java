@@ -30,7 +30,7 @@ class RedriveChunkIT {
       assertThat(task.getLong("duplicate") + task.getLong("gone") + task.getLong("failed")).isZero();
       assertThat(RedriveIT.dlqRows(q)).isZero();
       assertThat(RedriveIT.frames(dst)).isEqualTo(10_000);
-      assertThat(TestDatabase.queryLong(RedriveIT.DB, "SELECT count(DISTINCT h) FROM queen.log_txns t JOIN "
+      assertThat(TestDatabase.queryLong(RedriveIT.DB, "SELECT count(DISTINCT h) FROM queen.log_segments t JOIN "
           + "queen.log_partitions p ON p.id = t.partition_id JOIN queen.queues q ON q.id = p.queue_id CROSS JOIN "
           + "LATERAL queen.log_unnest_hashes(t.hashes) WHERE q.name = '" + dst + "'")).isEqualTo(10_000);
       // one row at a time would write 10,000 segments; chunks of up to 2,000 rows write one segment each

@@ -74,7 +74,7 @@ class RedriveIT {
       assertThat(seconds).as("the rate limit holds").isGreaterThanOrEqualTo(4.5);
       assertThat(dlqRows(q)).isZero();
       assertThat(frames(dst)).isEqualTo(1000);
-      assertThat(TestDatabase.queryLong(DB, "SELECT count(DISTINCT h) FROM queen.log_txns t JOIN queen.log_partitions "
+      assertThat(TestDatabase.queryLong(DB, "SELECT count(DISTINCT h) FROM queen.log_segments t JOIN queen.log_partitions "
           + "p ON p.id = t.partition_id JOIN queen.queues q ON q.id = p.queue_id CROSS JOIN LATERAL "
           + "queen.log_unnest_hashes(t.hashes) WHERE q.name = '" + dst + "'")).isEqualTo(1000);
       assertThat(node.get("/api/v1/dlq/redrive").json().getJsonArray("tasks").stream()

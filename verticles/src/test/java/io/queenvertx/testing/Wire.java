@@ -297,8 +297,29 @@ public final class Wire {
     return count("SELECT count(*) FROM queen.log_segments WHERE partition_id = '" + partitionId + "'");
   }
 
+  /**
+   * What retention does to the partition's segments below {@code below} while their hashes are still needed: their
+   * payload goes (blob emptied: "slim" rows, R__80_retention.sql) and log_start moves past them.
+   */
+  public static void slimBelow(String partitionId, long below) {
+    execute("UPDATE queen.log_segments SET blob = ''::bytea WHERE partition_id = '" + partitionId
+        + "' AND base_offset < " + below);
+    execute("UPDATE queen.log_partitions SET log_start = GREATEST(log_start, LEAST(" + below + ", last_offset + 1)) "
+        + "WHERE id = '" + partitionId + "'");
+  }
+
+  /** What the txns purge does to the partition's segments below {@code below}: hashes NULL, txns_start past them. */
+  public static void purgeHashesBelow(String partitionId, long below) {
+    execute("UPDATE queen.log_segments SET hashes = NULL WHERE partition_id = '" + partitionId
+        + "' AND base_offset < " + below);
+    execute("UPDATE queen.log_partitions SET txns_start = GREATEST(txns_start, LEAST(" + below + ", last_offset + 1)) "
+        + "WHERE id = '" + partitionId + "'");
+  }
+
+  /** Segment rows that hold hashes (written with every segment; the txns purge sets them NULL). */
   public static long txnRows(String partitionId) {
-    return count("SELECT count(*) FROM queen.log_txns WHERE partition_id = '" + partitionId + "'");
+    return count("SELECT count(*) FROM queen.log_segments WHERE partition_id = '" + partitionId
+        + "' AND hashes IS NOT NULL");
   }
 
   /** Frames stored in the partition: the sum of the segment ranges. */
