@@ -123,3 +123,21 @@ BEGIN
   PERFORM qt.eq((SELECT count(*)::int FROM queen.log_partitions WHERE queue_id = qid), 0, 'no partition left');
   PERFORM qt.eq(to_regclass('queen.log_txns') IS NULL, true, 'no log_txns table');
 END $$;
+
+-- V23: a segment row of up to 4 KiB stays inline. A batch producer's segment of 75 frames carries a 1.2 KiB blob and
+-- 1.2 KiB of hashes: past PostgreSQL's default 2 KiB target the blob went to TOAST, and every pop read it through the
+-- TOAST index. Counted in the TOAST relation itself (pg_column_size reports an out-of-line value's full size).
+DO $$
+DECLARE r jsonb; v_toast text; v_before bigint; v_after bigint;
+BEGIN
+  SELECT reltoastrelid::regclass::text INTO v_toast FROM pg_class WHERE oid = 'queen.log_segments'::regclass;
+  EXECUTE format('SELECT count(*) FROM %s', v_toast) INTO v_before;
+  r := queen.log_push(qt.tenant(), 'or.inline', 'p', 75, qt.hseq(5000, 75), decode(repeat('ab', 1300), 'hex'));
+  PERFORM qt.eq(r->>'status', 'queued', 'pushed');
+  EXECUTE format('SELECT count(*) FROM %s', v_toast) INTO v_after;
+  PERFORM qt.eq(v_after - v_before, 0::bigint, 'a 2.5 KiB segment row stays inline (no TOAST chunk written)');
+  -- a larger one still sends its blob out
+  r := queen.log_push(qt.tenant(), 'or.inline', 'p', 75, qt.hseq(6000, 75), decode(repeat('cd', 6000), 'hex'));
+  EXECUTE format('SELECT count(*) FROM %s', v_toast) INTO v_before;
+  PERFORM qt.ok(v_before > v_after, 'a 7 KiB segment row sends its blob to TOAST');
+END $$;
